@@ -1,0 +1,615 @@
+# The compiled core.  Compiler directives are set in one place, setup.py
+# (GPUCLASS_CYTHON_DEBUG=1 turns bounds and wraparound checks back on).
+"""The native core: pci.ids tokenizer and hashed key lookups.
+
+Its pure-Python twin is ``gpuclass._core_py``; both expose the same names with
+the same signatures, results and exception types.
+
+>>> import numpy as np
+>>> idx = KeyIndex(np.array([3, 7, 9], dtype=np.uint32))
+>>> idx.lookup(np.array([7, 8, 3], dtype=np.uint32)).tolist()
+[1, -1, 0]
+"""
+
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int32_t, int64_t
+from libc.string cimport memcpy, memchr
+from libc.stdlib cimport calloc, free
+
+from . import _pciids as P
+from ._keycheck import as_key_array, check_sorted_keys
+
+cnp.import_array()
+
+IS_COMPILED = True
+
+# Error and field codes mirror gpuclass._pciids (checked at import below).
+cdef enum:
+    E_BAD_HEX = 1
+    E_WIDTH = 2
+    E_NO_NAME = 3
+    E_TABS = 4
+    E_DEVICE_FIRST = 5
+    E_SUBSYS_FIRST = 6
+    E_PROGIF_OUTSIDE = 7
+    E_UTF8 = 9
+    E_TOO_LONG = 10
+    E_NUL = 11
+    E_GENSUB_VENDOR = 12
+    E_GENSUB_HEADER = 13
+    E_GENSUB_NEST = 14
+    E_IN_SKIPPED = 15
+
+cdef enum:
+    F_NONE = 0
+    F_VENDOR = 1
+    F_DEVICE = 2
+    F_SUBVENDOR = 3
+    F_SUBDEVICE = 4
+    F_GSVENDOR = 5
+    F_GSDEVICE = 6
+    F_CLASS = 7
+    F_SUBCLASS = 8
+    F_PROGIF = 9
+
+cdef enum:
+    K_VENDOR = 0
+    K_DEVICE = 1
+    K_SUBSYS = 2
+    K_GENSUB = 3
+    K_CLASS = 4
+    K_SUBCLASS = 5
+    K_PROGIF = 6
+
+cdef enum:
+    TOP_NONE = 0
+    TOP_VENDOR = 1
+    TOP_CLASS = 2
+    TOP_GENSUB = 3
+    TOP_UNKNOWN = 4
+    TOP_BAD = 5
+    L1_NONE = 0
+    L1_OK = 1
+    L1_BAD = 2
+
+assert (P.E_BAD_HEX, P.E_WIDTH, P.E_NO_NAME, P.E_TABS, P.E_UTF8, P.E_IN_SKIPPED) == (1, 2, 3, 4, 9, 15)
+assert (P.F_VENDOR, P.F_PROGIF, P.K_PROGIF, P.MAX_LINE) == (1, 9, 6, 1022)
+
+
+cdef struct ScanOut:
+    uint8_t* kinds
+    uint64_t* keys
+    uint32_t* lines
+    uint64_t* starts
+    uint8_t* blob
+    uint32_t* name_off
+    Py_ssize_t n_entries
+    Py_ssize_t blob_len
+    uint32_t* err_line
+    uint8_t* err_code
+    uint8_t* err_field
+    uint64_t* err_start
+    Py_ssize_t n_errors
+
+
+cdef inline int hexval(uint8_t c) noexcept nogil:
+    if c >= 48 and c <= 57:
+        return c - 48
+    if c >= 97 and c <= 102:
+        return c - 87
+    if c >= 65 and c <= 70:
+        return c - 55
+    return -1
+
+
+cdef inline bint is_white(uint8_t c) noexcept nogil:
+    return c == 32 or c == 9
+
+
+cdef inline int64_t parse_hex(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, int width) noexcept nogil:
+    """Value of width hex digits at pos, or a negative error code."""
+    cdef int64_t value = 0
+    cdef int d
+    cdef Py_ssize_t i
+    for i in range(pos, pos + width):
+        if i >= n:
+            return -E_WIDTH
+        d = hexval(s[i])
+        if d < 0:
+            return -E_WIDTH if is_white(s[i]) else -E_BAD_HEX
+        value = value * 16 + d
+    return value
+
+
+cdef inline int64_t id_then_white(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, int width) noexcept nogil:
+    """An ID that must be followed by whitespace: its value, or a negative error code."""
+    cdef int64_t value = parse_hex(s, n, pos, width)
+    if value < 0:
+        return value
+    if pos + width >= n:
+        return -E_NO_NAME
+    cdef uint8_t c = s[pos + width]
+    if is_white(c):
+        return value
+    return -E_WIDTH if hexval(c) >= 0 else -E_BAD_HEX
+
+
+cdef inline bint valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Strict UTF-8 as Python decodes it: no overlongs, surrogates or values past U+10FFFF."""
+    cdef Py_ssize_t i = 0
+    cdef uint8_t c, c1
+    cdef uint64_t word
+    while i < n:
+        # ASCII fast path, eight bytes at a time.
+        while i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if word & <uint64_t> 0x8080808080808080ULL:
+                break
+            i += 8
+        if i >= n:
+            break
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c >= 0xC2 and c <= 0xDF:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+            continue
+        if c >= 0xE0 and c <= 0xEF:
+            if i + 2 >= n:
+                return False
+            c1 = s[i + 1]
+            if c == 0xE0 and (c1 < 0xA0 or c1 > 0xBF):
+                return False
+            if c == 0xED and (c1 < 0x80 or c1 > 0x9F):
+                return False
+            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
+                return False
+            i += 3
+            continue
+        if c >= 0xF0 and c <= 0xF4:
+            if i + 3 >= n:
+                return False
+            c1 = s[i + 1]
+            if c == 0xF0 and (c1 < 0x90 or c1 > 0xBF):
+                return False
+            if c == 0xF4 and (c1 < 0x80 or c1 > 0x8F):
+                return False
+            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
+                return False
+            i += 4
+            continue
+        return False
+    return True
+
+
+cdef inline int name_start(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t* out) noexcept nogil:
+    while pos < n and is_white(s[pos]):
+        pos += 1
+    out[0] = pos
+    if pos >= n:
+        return E_NO_NAME
+    if not valid_utf8(s + pos, n - pos):
+        return E_UTF8
+    return 0
+
+
+cdef Py_ssize_t count_lines(const uint8_t* data, Py_ssize_t total) noexcept nogil:
+    """Lines in the buffer, a last one without newline included."""
+    cdef Py_ssize_t count = 1, pos = 0
+    cdef const uint8_t* nl
+    while pos < total:
+        nl = <const uint8_t*> memchr(data + pos, 10, total - pos)
+        if nl == NULL:
+            break
+        count += 1
+        pos = (nl - data) + 1
+    return count
+
+
+cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOut* o) noexcept nogil:
+    cdef Py_ssize_t pos = 0, end, start, n, i, nest, name_at = 0
+    cdef const uint8_t* nl
+    cdef const uint8_t* s
+    cdef uint32_t lineno = 0
+    cdef int top = TOP_NONE, l1 = L1_NONE
+    cdef uint64_t vendor = 0, device = 0, cls = 0, subclass = 0, gsvendor = 0
+    cdef int64_t value, sv, sd
+    cdef int kind, code, field
+    cdef uint64_t key = 0
+    cdef uint8_t* seen_vendor = <uint8_t*> calloc(65536, 1)
+    o.n_entries = 0
+    o.blob_len = 0
+    o.n_errors = 0
+    o.name_off[0] = 0
+    while pos < total:
+        nl = <const uint8_t*> memchr(data + pos, 10, total - pos)
+        end = total if nl == NULL else (nl - data)
+        lineno += 1
+        start = pos
+        pos = end + 1
+        s = data + start
+        n = end - start
+        kind = -1
+        code = 0
+        field = F_NONE
+        if n > 1022:
+            code = E_TOO_LONG
+        elif n and memchr(s, 0, n) != NULL:
+            code = E_NUL
+        if code == 0:
+            nl = <const uint8_t*> memchr(s, 13, n)
+            if nl != NULL:
+                n = nl - s
+            if n and is_white(s[n - 1]):
+                n -= 1
+            i = 0
+            while i < n and is_white(s[i]):
+                i += 1
+            if i >= n or s[i] == 35:
+                continue
+            nest = 0
+            while nest < n and s[nest] == 9:
+                nest += 1
+            if nest == 0:
+                l1 = L1_NONE
+                if n > 1 and s[0] == 67 and s[1] == 32:  # 'C '
+                    field = F_CLASS
+                    value = id_then_white(s, n, 2, 2)
+                    if value < 0:
+                        code = <int> -value
+                    else:
+                        code = name_start(s, n, 5, &name_at)
+                    if code:
+                        top = TOP_BAD
+                    else:
+                        top = TOP_CLASS
+                        cls = <uint64_t> value
+                        kind = K_CLASS
+                        key = cls
+                elif n > 1 and s[0] == 83 and s[1] == 32:  # 'S '
+                    field = F_GSVENDOR
+                    value = parse_hex(s, n, 2, 4)
+                    if value < 0:
+                        code = <int> -value
+                    elif n != 6:
+                        code = E_GENSUB_HEADER
+                        field = F_NONE
+                    elif not seen_vendor[value]:
+                        code = E_GENSUB_VENDOR
+                    if code:
+                        top = TOP_BAD
+                    else:
+                        top = TOP_GENSUB
+                        gsvendor = <uint64_t> value
+                        continue
+                elif n > 1 and s[0] >= 65 and s[0] <= 90 and s[1] == 32:
+                    top = TOP_UNKNOWN
+                    continue
+                else:
+                    field = F_VENDOR
+                    value = id_then_white(s, n, 0, 4)
+                    if value < 0:
+                        code = <int> -value
+                    else:
+                        code = name_start(s, n, 5, &name_at)
+                    if code:
+                        top = TOP_BAD
+                    else:
+                        top = TOP_VENDOR
+                        vendor = <uint64_t> value
+                        seen_vendor[value] = 1
+                        kind = K_VENDOR
+                        key = vendor
+            elif top == TOP_UNKNOWN:
+                continue
+            elif nest >= 3:
+                code = E_TABS
+            elif nest == 1:
+                if top == TOP_NONE:
+                    code = E_DEVICE_FIRST
+                elif top == TOP_BAD:
+                    code = E_IN_SKIPPED
+                elif top == TOP_VENDOR:
+                    field = F_DEVICE
+                    value = id_then_white(s, n, 1, 4)
+                    if value < 0:
+                        code = <int> -value
+                    else:
+                        code = name_start(s, n, 6, &name_at)
+                    if code:
+                        l1 = L1_BAD
+                    else:
+                        l1 = L1_OK
+                        device = <uint64_t> value
+                        kind = K_DEVICE
+                        key = (vendor << 16) | device
+                elif top == TOP_CLASS:
+                    field = F_SUBCLASS
+                    value = id_then_white(s, n, 1, 2)
+                    if value < 0:
+                        code = <int> -value
+                    else:
+                        code = name_start(s, n, 4, &name_at)
+                    if code:
+                        l1 = L1_BAD
+                    else:
+                        l1 = L1_OK
+                        subclass = <uint64_t> value
+                        kind = K_SUBCLASS
+                        key = (cls << 8) | subclass
+                else:
+                    field = F_GSDEVICE
+                    value = id_then_white(s, n, 1, 4)
+                    if value < 0:
+                        code = <int> -value
+                    else:
+                        code = name_start(s, n, 6, &name_at)
+                    if code == 0:
+                        kind = K_GENSUB
+                        key = (gsvendor << 16) | <uint64_t> value
+            else:
+                if top == TOP_NONE:
+                    code = E_SUBSYS_FIRST
+                elif top == TOP_BAD or l1 == L1_BAD:
+                    code = E_IN_SKIPPED
+                elif top == TOP_VENDOR:
+                    if l1 == L1_NONE:
+                        code = E_SUBSYS_FIRST
+                    else:
+                        field = F_SUBVENDOR
+                        sv = id_then_white(s, n, 2, 4)
+                        if sv < 0:
+                            code = <int> -sv
+                        else:
+                            field = F_SUBDEVICE
+                            sd = id_then_white(s, n, 7, 4)
+                            if sd < 0:
+                                code = <int> -sd
+                            else:
+                                code = name_start(s, n, 12, &name_at)
+                        if code == 0:
+                            kind = K_SUBSYS
+                            key = (vendor << 48) | (device << 32) | (<uint64_t> sv << 16) | <uint64_t> sd
+                elif top == TOP_CLASS:
+                    if l1 == L1_NONE:
+                        code = E_PROGIF_OUTSIDE
+                    else:
+                        field = F_PROGIF
+                        value = id_then_white(s, n, 2, 2)
+                        if value < 0:
+                            code = <int> -value
+                        else:
+                            code = name_start(s, n, 5, &name_at)
+                        if code == 0:
+                            kind = K_PROGIF
+                            key = (cls << 16) | (subclass << 8) | <uint64_t> value
+                else:
+                    code = E_GENSUB_NEST
+        if code:
+            o.err_line[o.n_errors] = lineno
+            o.err_code[o.n_errors] = <uint8_t> code
+            o.err_field[o.n_errors] = <uint8_t> field
+            o.err_start[o.n_errors] = <uint64_t> start
+            o.n_errors += 1
+            if strict:
+                break
+            continue
+        o.kinds[o.n_entries] = <uint8_t> kind
+        o.keys[o.n_entries] = key
+        o.lines[o.n_entries] = lineno
+        o.starts[o.n_entries] = <uint64_t> start
+        memcpy(o.blob + o.blob_len, s + name_at, n - name_at)
+        o.blob_len += n - name_at
+        o.n_entries += 1
+        o.name_off[o.n_entries] = <uint32_t> o.blob_len
+    free(seen_vendor)
+
+
+def scan_pci_ids(data, strict=True):
+    """Tokenize pci.ids text into a flat entry stream (see ``_pciids.finish_parse``)."""
+    cdef const uint8_t[::1] buf = memoryview(bytes(data)).cast("B")
+    cdef Py_ssize_t total = buf.shape[0]
+    cdef const uint8_t* p = &buf[0] if total else NULL
+    cdef Py_ssize_t cap = 1
+    with nogil:
+        if total:
+            cap = count_lines(p, total)
+    kinds = np.empty(cap, dtype=np.uint8)
+    keys = np.empty(cap, dtype=np.uint64)
+    lines = np.empty(cap, dtype=np.uint32)
+    starts = np.empty(cap, dtype=np.uint64)
+    blob = np.empty(max(total, 1), dtype=np.uint8)
+    name_off = np.empty(cap + 1, dtype=np.uint32)
+    err_line = np.empty(cap, dtype=np.uint32)
+    err_code = np.empty(cap, dtype=np.uint8)
+    err_field = np.empty(cap, dtype=np.uint8)
+    err_start = np.empty(cap, dtype=np.uint64)
+    cdef uint8_t[::1] v_kinds = kinds
+    cdef uint64_t[::1] v_keys = keys
+    cdef uint32_t[::1] v_lines = lines
+    cdef uint64_t[::1] v_starts = starts
+    cdef uint8_t[::1] v_blob = blob
+    cdef uint32_t[::1] v_name_off = name_off
+    cdef uint32_t[::1] v_err_line = err_line
+    cdef uint8_t[::1] v_err_code = err_code
+    cdef uint8_t[::1] v_err_field = err_field
+    cdef uint64_t[::1] v_err_start = err_start
+    cdef ScanOut o
+    cdef bint c_strict = bool(strict)
+    o.kinds = &v_kinds[0]
+    o.keys = &v_keys[0]
+    o.lines = &v_lines[0]
+    o.starts = &v_starts[0]
+    o.blob = &v_blob[0]
+    o.name_off = &v_name_off[0]
+    o.err_line = &v_err_line[0]
+    o.err_code = &v_err_code[0]
+    o.err_field = &v_err_field[0]
+    o.err_start = &v_err_start[0]
+    with nogil:
+        if total:
+            scan_kernel(p, total, c_strict, &o)
+        else:
+            o.n_entries = 0
+            o.blob_len = 0
+            o.n_errors = 0
+            o.name_off[0] = 0
+    n = o.n_entries
+    errors = [
+        (int(err_line[i]), int(err_code[i]), int(err_field[i]), int(err_start[i]))
+        for i in range(o.n_errors)
+    ]
+    return (
+        kinds[:n],
+        keys[:n],
+        lines[:n],
+        starts[:n],
+        blob[: o.blob_len],
+        name_off[: n + 1],
+        errors,
+    )
+
+
+def parse_pci_ids(data, strict=True, filename="<pci.ids>"):
+    """Parse pci.ids text into sorted key arrays and one name blob.
+
+    Returns ``(tables, skipped)``: ``tables`` maps ``<table>_keys`` and
+    ``<table>_name`` to arrays plus ``blob`` and ``name_off``; ``skipped`` lists
+    the lines lenient mode (``strict=False``) skipped.  Strict mode raises
+    :class:`~gpuclass.errors.PciIdsError` at the first bad line.
+    """
+    data = bytes(data)
+    return P.finish_parse(data, *scan_pci_ids(data, strict), strict, filename)
+
+
+# ---------------------------------------------------------------------------
+# Hashed exact-match index: open addressing with linear probing, the key stored
+# in the slot so that a hit costs one cache line.
+
+cdef struct Slot:
+    uint64_t key
+    int64_t pos
+
+
+cdef inline uint64_t mix(uint64_t k, int shift) noexcept nogil:
+    return (k * <uint64_t> 0x9E3779B97F4A7C15ULL) >> shift
+
+
+ctypedef fused key_t:
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+cdef void lookup_kernel(const Slot* table, uint64_t mask, int shift,
+                        const key_t* q, Py_ssize_t n, int32_t* out) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t k, h
+    for i in range(n):
+        k = <uint64_t> q[i]
+        h = mix(k, shift)
+        while True:
+            if table[h].pos < 0:
+                out[i] = -1
+                break
+            if table[h].key == k:
+                out[i] = <int32_t> table[h].pos
+                break
+            h = (h + 1) & mask
+
+
+cdef class KeyIndex:
+    """Exact-match index over sorted, unique unsigned keys (``-1`` when absent)."""
+
+    cdef public object keys
+    cdef object _table
+    cdef Slot* _slots
+    cdef uint64_t _mask
+    cdef int _shift
+
+    def __init__(self, keys):
+        self.keys = check_sorted_keys(keys)
+        cdef Py_ssize_t n = len(self.keys)
+        cdef int bits = 4
+        while (<Py_ssize_t> 1 << bits) < n + n // 2 + 1:
+            bits += 1
+        cdef Py_ssize_t size = <Py_ssize_t> 1 << bits
+        # A numpy buffer owns the slots: 16 bytes each, key then position.
+        self._table = np.empty(size * 2, dtype=np.int64)
+        self._table[1::2] = -1
+        cdef int64_t[::1] tv = self._table
+        self._slots = <Slot*> &tv[0]
+        self._mask = size - 1
+        self._shift = 64 - bits
+        cdef uint64_t[::1] k64 = np.ascontiguousarray(self.keys, dtype=np.uint64)
+        cdef Py_ssize_t i
+        cdef uint64_t h
+        with nogil:
+            for i in range(n):
+                h = mix(k64[i], self._shift)
+                while self._slots[h].pos >= 0:
+                    h = (h + 1) & self._mask
+                self._slots[h].key = k64[i]
+                self._slots[h].pos = i
+
+    def __len__(self):
+        return len(self.keys)
+
+    def find(self, key):
+        """Position of one key, or -1."""
+        key = int(key)
+        if key < 0 or key > 0xFFFFFFFFFFFFFFFF:
+            return -1
+        cdef uint64_t k = key
+        cdef uint64_t h = mix(k, self._shift)
+        while self._slots[h].pos >= 0:
+            if self._slots[h].key == k:
+                return self._slots[h].pos
+            h = (h + 1) & self._mask
+        return -1
+
+    def lookup(self, queries):
+        """Positions of many keys as an int32 array, -1 where absent."""
+        q = as_key_array(queries)
+        if not q.flags.c_contiguous:
+            q = np.ascontiguousarray(q)
+        cdef Py_ssize_t n = q.shape[0]
+        out = np.empty(n, dtype=np.int32)
+        if n == 0:
+            return out
+        cdef int32_t[::1] ov = out
+        if q.dtype == np.uint16:
+            self._run16(q, ov)
+        elif q.dtype == np.uint32:
+            self._run32(q, ov)
+        elif q.dtype == np.uint64:
+            self._run64(q, ov)
+        else:
+            self._run8(q, ov)
+        return out
+
+    cdef void _run8(self, const uint8_t[::1] q, int32_t[::1] ov):
+        with nogil:
+            lookup_kernel(self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+
+    cdef void _run16(self, const uint16_t[::1] q, int32_t[::1] ov):
+        with nogil:
+            lookup_kernel(self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+
+    cdef void _run32(self, const uint32_t[::1] q, int32_t[::1] ov):
+        with nogil:
+            lookup_kernel(self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+
+    cdef void _run64(self, const uint64_t[::1] q, int32_t[::1] ov):
+        with nogil:
+            lookup_kernel(self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+
+
+# The allowlist matcher kernels live in their own include file (one module, one
+# job per file); its twin is gpuclass._match_py.
+include "_match.pxi"

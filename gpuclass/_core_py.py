@@ -1,0 +1,299 @@
+"""Pure-Python twin of the compiled core (``_core.pyx``).
+
+Same functions, same signatures, same results and the same exception types;
+the differential tests hold both to that.  Selected with
+``GPUCLASS_NO_EXTENSIONS=1`` or when the extension is not built.
+
+>>> idx = KeyIndex(np.array([3, 7, 9], dtype=np.uint32))
+>>> idx.lookup(np.array([7, 8, 3], dtype=np.uint32)).tolist()
+[1, -1, 0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _pciids as P
+from ._keycheck import as_key_array, check_sorted_keys
+from ._match_py import *  # noqa: F401,F403  (the matcher's twin, see _match.pxi)
+
+__all__ = ["IS_COMPILED", "scan_pci_ids", "parse_pci_ids", "KeyIndex"]
+
+IS_COMPILED = False
+
+_HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
+_WHITE = (0x20, 0x09)
+
+
+def _hex(line: bytes, pos: int, width: int):
+    """Value of ``width`` hex digits at ``pos``, or a negative error code."""
+    value = 0
+    for i in range(pos, pos + width):
+        if i >= len(line):
+            return -P.E_WIDTH
+        digit = _HEX.get(line[i])
+        if digit is None:
+            return -P.E_WIDTH if line[i] in _WHITE else -P.E_BAD_HEX
+        value = value * 16 + digit
+    return value
+
+
+def _id_then_white(line: bytes, pos: int, width: int):
+    """Parse an ID that must be followed by whitespace; (value, error)."""
+    value = _hex(line, pos, width)
+    if value < 0:
+        return 0, -value
+    end = pos + width
+    if end >= len(line):
+        return 0, P.E_NO_NAME
+    c = line[end]
+    if c in _WHITE:
+        return value, 0
+    return 0, P.E_WIDTH if c in _HEX else P.E_BAD_HEX
+
+
+def _name(line: bytes, pos: int):
+    """The name after the ID's whitespace; (start, error)."""
+    n = len(line)
+    while pos < n and line[pos] in _WHITE:
+        pos += 1
+    if pos >= n:
+        return pos, P.E_NO_NAME
+    try:
+        line[pos:].decode("utf-8")
+    except UnicodeDecodeError:
+        return pos, P.E_UTF8
+    return pos, 0
+
+
+def scan_pci_ids(data, strict=True):
+    """Tokenize pci.ids text into a flat entry stream (see ``_pciids.finish_parse``)."""
+    data = bytes(data)
+    kinds: list[int] = []
+    keys: list[int] = []
+    lines: list[int] = []
+    starts: list[int] = []
+    blob = bytearray()
+    name_off = [0]
+    errors: list[tuple[int, int, int, int]] = []
+
+    TOP_NONE, TOP_VENDOR, TOP_CLASS, TOP_GENSUB, TOP_UNKNOWN, TOP_BAD = range(6)
+    L1_NONE, L1_OK, L1_BAD = range(3)
+    top, l1 = TOP_NONE, L1_NONE
+    vendor = device = cls = subclass = gsvendor = 0
+    seen_vendor = bytearray(65536)
+
+    pos = 0
+    total = len(data)
+    lineno = 0
+    while pos < total:
+        nl = data.find(b"\n", pos)
+        end = total if nl < 0 else nl
+        lineno += 1
+        start = pos
+        pos = end + 1
+        raw = data[start:end]
+
+        def fail(code, field=0):
+            errors.append((lineno, code, field, start))
+
+        if len(raw) > P.MAX_LINE:
+            fail(P.E_TOO_LONG)
+            if strict:
+                break
+            continue
+        if b"\0" in raw:
+            fail(P.E_NUL)
+            if strict:
+                break
+            continue
+        cr = raw.find(b"\r")
+        line = raw if cr < 0 else raw[:cr]
+        if line and line[-1] in _WHITE:
+            line = line[:-1]
+        stripped = line.lstrip(b" \t")
+        if not stripped or stripped[0] == 0x23:  # '#'
+            continue
+        nest = len(line) - len(line.lstrip(b"\t"))
+
+        kind = key = -1
+        code = field = 0
+        name_at = 0
+        if nest == 0:
+            l1 = L1_NONE
+            if line[0] == 0x43 and len(line) > 1 and line[1] == 0x20:  # 'C '
+                field = P.F_CLASS
+                value, code = _id_then_white(line, 2, 2)
+                if not code:
+                    name_at, code = _name(line, 5)
+                if code:
+                    top = TOP_BAD
+                else:
+                    top, cls = TOP_CLASS, value
+                    kind, key = P.K_CLASS, value
+            elif line[0] == 0x53 and len(line) > 1 and line[1] == 0x20:  # 'S '
+                field = P.F_GSVENDOR
+                value = _hex(line, 2, 4)
+                if value < 0:
+                    code = -value
+                elif len(line) != 6:
+                    code, field = P.E_GENSUB_HEADER, P.F_NONE
+                elif not seen_vendor[value]:
+                    code = P.E_GENSUB_VENDOR
+                if code:
+                    top = TOP_BAD
+                else:
+                    top, gsvendor = TOP_GENSUB, value
+                    continue
+            elif 0x41 <= line[0] <= 0x5A and len(line) > 1 and line[1] == 0x20:
+                top = TOP_UNKNOWN
+                continue
+            else:
+                field = P.F_VENDOR
+                value, code = _id_then_white(line, 0, 4)
+                if not code:
+                    name_at, code = _name(line, 5)
+                if code:
+                    top = TOP_BAD
+                else:
+                    top, vendor = TOP_VENDOR, value
+                    seen_vendor[value] = 1
+                    kind, key = P.K_VENDOR, value
+        elif top == TOP_UNKNOWN:
+            continue
+        elif nest >= 3:
+            code = P.E_TABS
+        elif nest == 1:
+            body = nest
+            if top == TOP_NONE:
+                code = P.E_DEVICE_FIRST
+            elif top == TOP_BAD:
+                code = P.E_IN_SKIPPED
+            elif top == TOP_VENDOR:
+                field = P.F_DEVICE
+                value, code = _id_then_white(line, body, 4)
+                if not code:
+                    name_at, code = _name(line, body + 5)
+                if code:
+                    l1 = L1_BAD
+                else:
+                    l1, device = L1_OK, value
+                    kind, key = P.K_DEVICE, (vendor << 16) | value
+            elif top == TOP_CLASS:
+                field = P.F_SUBCLASS
+                value, code = _id_then_white(line, body, 2)
+                if not code:
+                    name_at, code = _name(line, body + 3)
+                if code:
+                    l1 = L1_BAD
+                else:
+                    l1, subclass = L1_OK, value
+                    kind, key = P.K_SUBCLASS, (cls << 8) | value
+            else:  # generic subsystem block
+                field = P.F_GSDEVICE
+                value, code = _id_then_white(line, body, 4)
+                if not code:
+                    name_at, code = _name(line, body + 5)
+                if not code:
+                    kind, key = P.K_GENSUB, (gsvendor << 16) | value
+        else:  # nest == 2
+            body = nest
+            if top == TOP_NONE:
+                code = P.E_SUBSYS_FIRST
+            elif top == TOP_BAD or l1 == L1_BAD:
+                code = P.E_IN_SKIPPED
+            elif top == TOP_VENDOR:
+                if l1 == L1_NONE:
+                    code = P.E_SUBSYS_FIRST
+                else:
+                    field = P.F_SUBVENDOR
+                    sv, code = _id_then_white(line, body, 4)
+                    if not code:
+                        field = P.F_SUBDEVICE
+                        sd, code = _id_then_white(line, body + 5, 4)
+                    if not code:
+                        field = P.F_SUBDEVICE
+                        name_at, code = _name(line, body + 10)
+                    if not code:
+                        kind = P.K_SUBSYS
+                        key = (vendor << 48) | (device << 32) | (sv << 16) | sd
+            elif top == TOP_CLASS:
+                if l1 == L1_NONE:
+                    code = P.E_PROGIF_OUTSIDE
+                else:
+                    field = P.F_PROGIF
+                    value, code = _id_then_white(line, body, 2)
+                    if not code:
+                        name_at, code = _name(line, body + 3)
+                    if not code:
+                        kind, key = P.K_PROGIF, (cls << 16) | (subclass << 8) | value
+            else:
+                code = P.E_GENSUB_NEST
+        if code:
+            fail(code, field)
+            if strict:
+                break
+            continue
+        name = line[name_at:]
+        kinds.append(kind)
+        keys.append(key)
+        lines.append(lineno)
+        starts.append(start)
+        blob += name
+        name_off.append(len(blob))
+
+    return (
+        np.array(kinds, dtype=np.uint8),
+        np.array(keys, dtype=np.uint64),
+        np.array(lines, dtype=np.uint32),
+        np.array(starts, dtype=np.uint64),
+        np.frombuffer(bytes(blob), dtype=np.uint8).copy(),
+        np.array(name_off, dtype=np.uint32),
+        errors,
+    )
+
+
+def parse_pci_ids(data, strict=True, filename="<pci.ids>"):
+    """Parse pci.ids text into sorted key arrays and one name blob.
+
+    Returns ``(tables, skipped)``: ``tables`` maps ``<table>_keys`` and
+    ``<table>_name`` to arrays plus ``blob`` and ``name_off``; ``skipped`` lists
+    the lines lenient mode (``strict=False``) skipped.  Strict mode raises
+    :class:`~gpuclass.errors.PciIdsError` at the first bad line.
+    """
+    data = bytes(data)
+    return P.finish_parse(data, *scan_pci_ids(data, strict), strict, filename)
+
+
+class KeyIndex:
+    """Exact-match index over sorted, unique unsigned keys (``-1`` when absent)."""
+
+    def __init__(self, keys):
+        self.keys = check_sorted_keys(keys)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def find(self, key) -> int:
+        """Position of one key, or -1."""
+        key = int(key)
+        if key < 0:
+            return -1
+        i = int(np.searchsorted(self.keys, np.uint64(key) if key > 0xFFFFFFFF else key))
+        if i < len(self.keys) and int(self.keys[i]) == key:
+            return i
+        return -1
+
+    def lookup(self, queries):
+        """Positions of many keys as an int32 array, -1 where absent."""
+        q = as_key_array(queries)
+        out = np.full(len(q), -1, dtype=np.int32)
+        if len(self.keys) == 0 or len(q) == 0:
+            return out
+        keys64 = self.keys.astype(np.uint64, copy=False)
+        q = q.astype(np.uint64, copy=False)
+        pos = np.searchsorted(keys64, q)
+        pos_c = np.minimum(pos, len(keys64) - 1)
+        hit = keys64[pos_c] == q
+        out[hit] = pos_c[hit].astype(np.int32)
+        return out

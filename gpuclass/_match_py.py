@@ -1,0 +1,3 @@
+"""Pure-Python twin of the matcher kernels in ``_match.pxi``."""
+
+__all__: list[str] = []

@@ -1,0 +1,62 @@
+"""Typed errors shared by the compiled core, its pure-Python twin and the wrappers.
+
+Both cores raise exactly these classes, so callers (and the differential tests)
+never need to know which core is loaded.
+
+>>> err = PciIdsError("pci.ids", 12, "bad hex digit in vendor ID")
+>>> str(err)
+'pci.ids:12: bad hex digit in vendor ID'
+>>> isinstance(err, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = [
+    "GpuclassError",
+    "PciIdsError",
+    "InputError",
+    "CacheError",
+    "SkippedLine",
+]
+
+
+class GpuclassError(Exception):
+    """Base class of every error gpuclass raises on purpose."""
+
+
+class PciIdsError(GpuclassError, ValueError):
+    """A pci.ids file that cannot be read or parsed.
+
+    ``filename`` names the file, ``line`` the 1-based line number (``None`` when
+    the problem is not tied to a line, such as a truncated archive) and
+    ``reason`` says what is wrong.
+    """
+
+    def __init__(self, filename: str, line: int | None, reason: str) -> None:
+        self.filename = filename
+        self.line = line
+        self.reason = reason
+        where = filename if line is None else f"{filename}:{line}"
+        super().__init__(f"{where}: {reason}")
+
+    def __reduce__(self):  # keep the error picklable across processes
+        return (type(self), (self.filename, self.line, self.reason))
+
+
+class InputError(GpuclassError, ValueError):
+    """Arrays or scalars handed to the library that do not fit: dtype, length or range."""
+
+
+class CacheError(GpuclassError):
+    """A compiled database cache that is missing, stale or corrupt (callers rebuild)."""
+
+
+class SkippedLine(NamedTuple):
+    """One line that lenient parsing skipped: where, why, and its text."""
+
+    line: int
+    reason: str
+    text: str

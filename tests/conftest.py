@@ -1,0 +1,32 @@
+"""Shared fixtures: both cores, the bundled database, libpci where installed."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gpuclass import _core_py, _core_select
+
+
+def _compiled():
+    try:
+        from gpuclass import _core
+    except ImportError:
+        return None
+    return _core
+
+
+CORES = {"compiled": _compiled(), "python": _core_py}
+
+
+@pytest.fixture(params=["compiled", "python"])
+def core(request):
+    """Every core test runs against the compiled core and the pure-Python twin."""
+    mod = CORES[request.param]
+    if mod is None:
+        # Never a silent skip: a missing compiled core fails unless disabled on purpose.
+        if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
+            pytest.skip("compiled core disabled by GPUCLASS_NO_EXTENSIONS")
+        pytest.fail(f"compiled core did not load: {_core_select.COMPILED_IMPORT_ERROR}")
+    return mod

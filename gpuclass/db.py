@@ -153,7 +153,9 @@ class PciDatabase:
         alias = _stat_alias(cdir, src)
         if alias is not None and alias.exists():
             try:
-                db = cls.load_compiled(alias)
+                # Verified in full here, so that a damaged cache is rebuilt now
+                # rather than failing at the caller's first lookup.
+                db = cls.load_compiled(alias, verify=True)
             except CacheError:
                 pass
             else:

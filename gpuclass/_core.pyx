@@ -545,9 +545,33 @@ cdef extern from *:
     """
     void GPUCLASS_PREFETCH(const void* p) noexcept nogil
 
-cdef struct Slot32:
-    uint32_t key
-    int32_t pos
+cdef extern from *:
+    """
+    typedef struct { uint32_t key; int32_t pos; } gpuclass_slot32;
+
+    /* Probe for k from its home slot h.  The first two slots are read without
+       branching on their contents (a hit there is the common case at a load
+       factor of 1/2), so independent queries overlap in the pipeline; longer
+       runs fall back to the loop. */
+    static inline int32_t gpuclass_probe32(const gpuclass_slot32 *t, uint64_t mask, uint64_t h, uint32_t k) {
+        gpuclass_slot32 a = t[h], b = t[(h + 1) & mask];
+        int32_t r = (b.key == k && b.pos >= 0) ? b.pos : -1;
+        r = (a.key == k && a.pos >= 0) ? a.pos : r;
+        if (r >= 0 || a.pos < 0 || b.pos < 0)
+            return a.pos < 0 ? -1 : r;
+        h = (h + 2) & mask;
+        for (;;) {
+            gpuclass_slot32 c = t[h];
+            if (c.pos < 0) return -1;
+            if (c.key == k) return c.pos;
+            h = (h + 1) & mask;
+        }
+    }
+    """
+    ctypedef struct Slot32 "gpuclass_slot32":
+        uint32_t key
+        int32_t pos
+    int32_t gpuclass_probe32(const Slot32* t, uint64_t mask, uint64_t h, uint32_t k) noexcept nogil
 
 cdef struct Slot64:
     uint64_t key
@@ -566,26 +590,26 @@ ctypedef fused key_t:
 
 cdef void lookup32(const Slot32* table, uint64_t mask, int shift,
                    const key_t* q, Py_ssize_t n, int32_t* out) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef uint64_t k, h
-    cdef Py_ssize_t ahead = 16
-    for i in range(n):
-        if i + ahead < n:
-            GPUCLASS_PREFETCH(&table[mix(<uint64_t> q[i + ahead], shift)])
-        k = <uint64_t> q[i]
-        if key_t is uint64_t:
-            if k > 0xFFFFFFFFULL:
-                out[i] = -1
-                continue
-        h = mix(k, shift)
-        while True:
-            if table[h].pos < 0:
-                out[i] = -1
-                break
-            if table[h].key == <uint32_t> k:
-                out[i] = table[h].pos
-                break
-            h = (h + 1) & mask
+    # Blocks of 16: hash and prefetch the whole block, then probe it, so that
+    # the block's cache misses overlap and each hash is computed once.
+    cdef Py_ssize_t base, j, m
+    cdef uint64_t hh[16]
+    cdef uint64_t k
+    base = 0
+    while base < n:
+        m = n - base if n - base < 16 else 16
+        for j in range(m):
+            k = <uint64_t> q[base + j]
+            hh[j] = mix(k, shift)
+            GPUCLASS_PREFETCH(&table[hh[j]])
+        for j in range(m):
+            k = <uint64_t> q[base + j]
+            if key_t is uint64_t:
+                if k > 0xFFFFFFFFULL:
+                    out[base + j] = -1
+                    continue
+            out[base + j] = gpuclass_probe32(table, mask, hh[j], <uint32_t> k)
+        base += m
 
 
 cdef void lookup64(const Slot64* table, uint64_t mask, int shift,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from .errors import GpuclassError, InputError
@@ -77,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     except GpuclassError as exc:
         print(f"gpuclass: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except BrokenPipeError:  # `gpuclass scan | head`: the reader left, not an error
+        try:
+            sys.stdout = open(os.devnull, "w")  # no second error when Python flushes at exit
+        except OSError:
+            pass
+        return EXIT_OK
     except OSError as exc:
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
         print(f"gpuclass: error:{where}: {exc.strerror or exc}", file=sys.stderr)
@@ -84,8 +91,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("gpuclass: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # pragma: no cover - `gpuclass scan | head`
-        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

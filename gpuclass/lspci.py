@@ -45,7 +45,7 @@ _MM = re.compile(
     rf" {_SUBFIELD} {_SUBFIELD}[ \t\r]*$",
     re.MULTILINE,
 )
-_NONBLANK = re.compile(r"^[ \t]*\S", re.MULTILINE)
+_NONBLANK = re.compile(r"^[^\S\n]*\S", re.MULTILINE)
 _ADDR_ONLY = re.compile(rf"^[ \t]*{_ADDR}(?=\s)")
 _N = re.compile(
     rf"^{_ADDR} (?:(.*?) \[)?({_H4})\]?: (?:(.*?) \[)?({_H4}):({_H4})\]?"
@@ -176,7 +176,7 @@ def parse_lspci_mm(text: str, source: str = "lspci -nnmm") -> DeviceTable:
     good: list[tuple[str, ...]] = []
     bad: list[tuple[int, str, str]] = []
     line_re = re.compile(_MM.pattern)  # without MULTILINE, on one line at a time
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         m = line_re.match(line)
@@ -265,7 +265,7 @@ def parse_lspci_vmm(text: str, source: str = "lspci -vmm -nn") -> DeviceTable:
             rec["has_subsystem"] = rec["_sub"] == 2
         rows.add(rec)
 
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             finish()
             rec = None
@@ -335,7 +335,7 @@ def parse_lspci_n(text: str, source: str = "lspci -n") -> DeviceTable:
     """
     rows = _Rows()
     rec: dict | None = None
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         if line[0] in " \t":
@@ -384,7 +384,7 @@ def detect_format(text: str) -> str:
     >>> detect_format("Slot:\\t00:00.0\\n"), detect_format('00:00.0 "Host bridge [0600]" ...')
     ('vmm', 'mm')
     """
-    for line in text.splitlines():
+    for line in text.split("\n"):
         s = line.strip()
         if not s:
             continue

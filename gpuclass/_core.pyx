@@ -546,7 +546,7 @@ cdef class KeyIndex:
         self._slots = <Slot*> &tv[0]
         self._mask = size - 1
         self._shift = 64 - bits
-        cdef uint64_t[::1] k64 = np.ascontiguousarray(self.keys, dtype=np.uint64)
+        cdef const uint64_t[::1] k64 = np.ascontiguousarray(self.keys, dtype=np.uint64)
         cdef Py_ssize_t i
         cdef uint64_t h
         with nogil:

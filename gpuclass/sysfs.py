@@ -200,7 +200,7 @@ def scan_sysfs(root: str | os.PathLike = "/") -> DeviceTable:
     root_real = os.path.realpath(root_s)
     if not os.path.isdir(root_real):
         why = "not a directory" if os.path.exists(root_real) else "no such directory"
-        raise SourceError(root_s, None, f"root {why}")
+        raise SourceError(root_s, None, f"{why} (the root to scan)")
     devdir = os.path.join(root_real, PCI_DEVICES)
     try:
         dir_fd = os.open(devdir, _DIRFLAGS)

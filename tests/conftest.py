@@ -59,25 +59,3 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     """Each test writes compiled databases into its own cache directory."""
     monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.delenv("GPUCLASS_PCI_IDS", raising=False)
-
-
-def _load_helper(name: str):
-    """Load a helper module that sits next to this file (tests are not a package)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    modname = f"_gpuclass_tests_{name}"
-    if modname in sys.modules:
-        return sys.modules[modname]
-    spec = importlib.util.spec_from_file_location(modname, Path(__file__).with_name(f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = mod  # dataclasses look their module up here
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.fixture(scope="session")
-def fakesys():
-    """The fake sysfs tree factory (tests/fakesys.py)."""
-    return _load_helper("fakesys")

@@ -34,16 +34,6 @@ __all__ = ["scan_sysfs", "parse_address", "PCI_DEVICES"]
 PCI_DEVICES = os.path.join("sys", "bus", "pci", "devices")
 
 _ADDRESS = re.compile(r"([0-9a-f]{4,8}):([0-9a-f]{2}):([01][0-9a-f])\.([0-7])")
-# The kernel prints IDs as 0x%04x, class as 0x%06x, revision as 0x%02x.
-_HEX_ATTR = {
-    "vendor": re.compile(r"0x[0-9a-fA-F]{1,4}"),
-    "device": re.compile(r"0x[0-9a-fA-F]{1,4}"),
-    "subsystem_vendor": re.compile(r"0x[0-9a-fA-F]{1,4}"),
-    "subsystem_device": re.compile(r"0x[0-9a-fA-F]{1,4}"),
-    "class": re.compile(r"0x[0-9a-fA-F]{1,6}"),
-    "revision": re.compile(r"0x[0-9a-fA-F]{1,2}"),
-}
-_DEC = re.compile(r"-?[0-9]{1,10}")
 _NOFOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _DIRFLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _PROC_FD = "/proc/self/fd"
@@ -62,36 +52,59 @@ def parse_address(name: str) -> tuple[int, int, int, int] | None:
     return int(d, 16), int(b, 16), int(s, 16), int(f)
 
 
-class _Missing(Exception):
-    """An attribute file that does not exist (an absent value, not a problem)."""
+_HEXDIGITS = b"0123456789abcdefABCDEF"
+_DECDIGITS = b"0123456789"
+# module-level names: fewer lookups in the hot loop (and one place for tests to watch)
+_open, _read, _close, _readlink = os.open, os.read, os.close, os.readlink
 
 
-def _read_attr(dir_fd: int, name: str) -> str:
-    """An attribute's text, read without following links; _Missing or OSError."""
+def _read_attr(dir_fd: int, name: str) -> bytes | int:
+    """An attribute's bytes, read without following links, or the negative errno."""
     try:
-        fd = os.open(name, _NOFOLLOW, dir_fd=dir_fd)
-    except FileNotFoundError:
-        raise _Missing(name) from None
+        fd = _open(name, _NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:
+        return -(exc.errno or errno.EIO)
     try:
         # sysfs attributes are a few bytes; 64 bounds a hostile or corrupt file
-        return os.read(fd, 64).decode("ascii", "replace").strip()
+        return _read(fd, 64)
+    except OSError as exc:
+        return -(exc.errno or errno.EIO)
     finally:
-        os.close(fd)
+        _close(fd)
+
+
+def _hex_value(raw: bytes, width: int) -> int | None:
+    """``0x`` and 1..width hex digits (the kernel's %#0Nx), else None."""
+    body = raw.rstrip(b"\n")
+    if body[:2] != b"0x" or not 2 < len(body) <= width + 2 or body[2:].translate(None, _HEXDIGITS):
+        return None
+    return int(body, 16)
+
+
+def _dec_value(raw: bytes | int) -> int | None:
+    if isinstance(raw, int):
+        return None
+    body = raw.strip()
+    digits = body[1:] if body[:1] == b"-" else body
+    if not 0 < len(digits) <= 10 or digits.translate(None, _DECDIGITS):
+        return None
+    return int(body)
 
 
 def _link_name(dir_fd: int, name: str) -> str | None:
     """The last component of a link's target (never followed), or None."""
     try:
-        target = os.readlink(name, dir_fd=dir_fd)
+        target = _readlink(name, dir_fd=dir_fd)
     except OSError:
         return None  # absent, or not a link: either way no value
     return os.path.basename(target.rstrip("/")) or None
 
 
-def _why(exc: OSError) -> str:
-    if exc.errno == errno.ELOOP:
+def _why(exc: OSError | int) -> str:
+    code = exc if isinstance(exc, int) else exc.errno
+    if code == errno.ELOOP:
         return "is a symlink (refused)"
-    return os.strerror(exc.errno) if exc.errno else str(exc)
+    return os.strerror(code) if code else str(exc)
 
 
 class _Device:
@@ -109,68 +122,55 @@ class _Device:
         self.problems: list[str] = []
 
 
-def _hex_attr(dev: _Device, dir_fd: int, name: str, where: str, mandatory: bool) -> int | None:
-    try:
-        text = _read_attr(dir_fd, name)
-    except _Missing:
-        if mandatory:
-            dev.problems.append(f"{where}/{name}: missing")
-        return None
-    except OSError as exc:
-        if mandatory:
-            dev.problems.append(f"{where}/{name}: unreadable: {_why(exc)}")
-        return None
-    if not _HEX_ATTR[name].fullmatch(text):
-        if mandatory:
-            dev.problems.append(f"{where}/{name}: malformed {text[:32]!r}")
-        return None
-    return int(text, 16)
-
-
-def _dec_attr(dir_fd: int, name: str) -> int | None:
-    try:
-        text = _read_attr(dir_fd, name)
-    except (_Missing, OSError):
-        return None
-    return int(text) if _DEC.fullmatch(text) else None
+def _mandatory(dev: _Device, raw: bytes | int, name: str, width: int, where: str) -> int:
+    if isinstance(raw, int):
+        why = "missing" if raw == -errno.ENOENT else f"unreadable: {_why(-raw)}"
+        dev.problems.append(f"{where}/{name}: {why}")
+        return 0
+    value = _hex_value(raw, width)
+    if value is None:
+        text = raw.decode("ascii", "replace").strip()
+        dev.problems.append(f"{where}/{name}: malformed {text[:32]!r}")
+        return 0
+    return value
 
 
 def _read_device(dir_fd: int, where: str) -> _Device:
     dev = _Device()
-    vendor = _hex_attr(dev, dir_fd, "vendor", where, True)
-    device = _hex_attr(dev, dir_fd, "device", where, True)
-    class_code = _hex_attr(dev, dir_fd, "class", where, True)
-    dev.vendor = vendor or 0
-    dev.device = device or 0
-    dev.class_code = class_code or 0
-    sv = _hex_attr(dev, dir_fd, "subsystem_vendor", where, False)
+    dev.vendor = _mandatory(dev, _read_attr(dir_fd, "vendor"), "vendor", 4, where)
+    dev.device = _mandatory(dev, _read_attr(dir_fd, "device"), "device", 4, where)
+    dev.class_code = code = _mandatory(dev, _read_attr(dir_fd, "class"), "class", 6, where)
+    raw = _read_attr(dir_fd, "subsystem_vendor")
+    sv = None if isinstance(raw, int) else _hex_value(raw, 4)
     if sv is not None:
-        sd = _hex_attr(dev, dir_fd, "subsystem_device", where, False)
+        raw = _read_attr(dir_fd, "subsystem_device")
+        sd = None if isinstance(raw, int) else _hex_value(raw, 4)
         if sd is not None:
             dev.subvendor, dev.subdevice, dev.has_sub = sv, sd, True
-    rev = _hex_attr(dev, dir_fd, "revision", where, False)
+    raw = _read_attr(dir_fd, "revision")
+    rev = None if isinstance(raw, int) else _hex_value(raw, 2)
     if rev is not None:
         dev.revision = rev
-    numa = _dec_attr(dir_fd, "numa_node")
+    numa = _dec_value(_read_attr(dir_fd, "numa_node"))
     if numa is not None and numa >= 0:  # the kernel says -1 when it does not know
         dev.numa = numa
-    total = _dec_attr(dir_fd, "sriov_totalvfs")
+    total = _dec_value(_read_attr(dir_fd, "sriov_totalvfs"))
     if total is not None and total >= 0:
         dev.totalvfs = total
         if total > 0:
             dev.flags |= FLAG_PF
-        num = _dec_attr(dir_fd, "sriov_numvfs")
+        num = _dec_value(_read_attr(dir_fd, "sriov_numvfs"))
         if num is not None and num >= 0:
             dev.numvfs = num
     # the kernel creates boot_vga for display devices only (class 0x03....)
-    if class_code is not None and class_code >> 16 == 0x03 and _dec_attr(dir_fd, "boot_vga") == 1:
+    if code >> 16 == 0x03 and not dev.problems and _dec_value(_read_attr(dir_fd, "boot_vga")) == 1:
         dev.flags |= FLAG_BOOT_VGA
     dev.driver = _link_name(dir_fd, "driver")
     group = _link_name(dir_fd, "iommu_group")
     if group is not None and group.isdigit():
         dev.iommu = int(group)
     try:
-        os.readlink("physfn", dir_fd=dir_fd)
+        _readlink("physfn", dir_fd=dir_fd)
         dev.flags |= FLAG_VF
     except OSError:
         pass
@@ -180,7 +180,7 @@ def _read_device(dir_fd: int, where: str) -> _Device:
 def _resolved(fd: int, fallback: str) -> str:
     """Where an open directory really is (the kernel's answer, one syscall)."""
     try:
-        return os.readlink(f"{_PROC_FD}/{fd}")
+        return _readlink(f"{_PROC_FD}/{fd}")
     except OSError:  # no /proc: resolve in Python, slower but the same answer
         return os.path.realpath(fallback)
 
@@ -203,7 +203,7 @@ def scan_sysfs(root: str | os.PathLike = "/") -> DeviceTable:
         raise SourceError(root_s, None, f"{why} (the root to scan)")
     devdir = os.path.join(root_real, PCI_DEVICES)
     try:
-        dir_fd = os.open(devdir, _DIRFLAGS)
+        dir_fd = _open(devdir, _DIRFLAGS)
     except OSError as exc:
         raise SourceError(devdir, None, f"cannot open the PCI devices directory: {_why(exc)}"
                           " (is sysfs mounted under this root?)") from exc
@@ -239,7 +239,7 @@ def _scan_entries(dir_fd: int, devdir: str, root_real: str, names: list[str]) ->
             addr = (0, 0, 0, NO_ADDRESS)
         else:
             try:
-                fd = os.open(name, _DIRFLAGS, dir_fd=dir_fd)
+                fd = _open(name, _DIRFLAGS, dir_fd=dir_fd)
             except OSError as exc:
                 dev = _Device()
                 dev.problems.append(f"{where}: cannot open: {_why(exc)}")

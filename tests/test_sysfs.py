@@ -130,8 +130,10 @@ def test_broken_devices_are_flagged_never_dropped(tmp_path):
 
 def test_reads_only_the_attributes_it_needs(tmp_path, monkeypatch):
     _tree(tmp_path, "sriov")
+    import gpuclass.sysfs as mod
+
     opened, linked = [], []
-    real_open, real_readlink = os.open, os.readlink
+    real_open, real_readlink = mod._open, mod._readlink
 
     def spy_open(path, flags, *args, **kw):
         opened.append(os.path.basename(os.fspath(path)))
@@ -141,15 +143,16 @@ def test_reads_only_the_attributes_it_needs(tmp_path, monkeypatch):
         linked.append(os.path.basename(os.fspath(path)))
         return real_readlink(path, *args, **kw)
 
-    monkeypatch.setattr(os, "open", spy_open)
-    monkeypatch.setattr(os, "readlink", spy_readlink)
+    monkeypatch.setattr(mod, "_open", spy_open)
+    monkeypatch.setattr(mod, "_readlink", spy_readlink)
     scan_sysfs(tmp_path)
     allowed = {"vendor", "device", "class", "subsystem_vendor", "subsystem_device", "revision",
                "numa_node", "sriov_totalvfs", "sriov_numvfs", "boot_vga", "devices"}
     files = {f for f in opened if ":" not in f}  # device directories are named by address
     assert files <= allowed, files - allowed
     assert "vendor" in files and "class" in files
-    assert {x for x in linked if not x.isdigit()} <= {"driver", "iommu_group", "physfn"}
+    # links are only read (never followed); the digits are /proc/self/fd/N
+    assert {x for x in linked if not x.isdigit()} == {"driver", "iommu_group", "physfn"}
 
 
 def test_empty_tree(tmp_path):

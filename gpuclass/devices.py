@@ -127,9 +127,10 @@ def _as_objects(name: str, values: Any, n: int) -> np.ndarray:
             out = seq  # fall through to the length error below
     if len(out) != n:
         raise InputError(f"column {name!r} has length {len(out)}, expected {n}")
-    for v in out:
-        if v is not None and not isinstance(v, str):
-            raise InputError(f"column {name!r} holds {type(v).__name__}, expected str or None")
+    # one C-level pass over the types instead of a Python loop over the values
+    odd = set(map(type, out)) - {str, type(None)}
+    if odd:
+        raise InputError(f"column {name!r} holds {sorted(t.__name__ for t in odd)[0]}, expected str or None")
     return out
 
 
@@ -207,7 +208,7 @@ class DeviceTable:
         for name in TEXT_COLUMNS:
             value = columns.get(name)
             object.__setattr__(self, name, None if value is None else _as_objects(name, value, n))
-        flagged = np.fromiter((p is not None for p in self.problems), dtype=bool, count=n)
+        flagged = np.asarray(self.problems != None, dtype=bool)  # noqa: E711 - elementwise
         if flagged.any():
             self.flags = self.flags | np.where(flagged, FLAG_INVALID, 0).astype(np.uint32)
         return self

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from operator import itemgetter
 
 import numpy as np
 
@@ -129,6 +130,137 @@ def _mm_table(rows: list[tuple[str, ...]], source: str) -> DeviceTable:
     )
 
 
+_BAD = np.uint32(0xFF)
+_LUT_CHECKED = np.full(256, 0xFF, dtype=np.uint32)  # 0xFF marks a byte that is no hex digit
+_LUT_CHECKED[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint32)
+_LUT_CHECKED[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16, dtype=np.uint32)
+_OPTIONS = re.compile(rf" (?:-r({_H2}) )?(?:-p({_H2}) )?")
+_DOMAIN = re.compile(r"[0-9a-fA-F]{4,8}:")
+_HEX4 = re.compile(_H4)
+# C-level slicers for map(): no Python frame per field
+_FIRST, _BUT_FIRST = itemgetter(slice(0, 1)), itemgetter(slice(1, None))
+_LAST7, _BUT_LAST7 = itemgetter(slice(-7, None)), itemgetter(slice(None, -7))
+_LAST8, _BUT_LAST8 = itemgetter(slice(-8, None)), itemgetter(slice(None, -8))
+
+
+def _fixed(strings: list[str], width: int) -> np.ndarray | None:
+    """Equal-width ASCII strings as an (n, width) uint8 array, or None."""
+    try:
+        raw = "".join(strings).encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    if len(raw) != len(strings) * width:
+        return None
+    return np.frombuffer(raw, dtype=np.uint8).reshape(len(strings), width)
+
+
+def _hex_cols(arr: np.ndarray, cols: range) -> np.ndarray | None:
+    digits = _LUT_CHECKED[arr[:, cols.start:cols.stop]]
+    if (digits == _BAD).any():
+        return None
+    out = digits[:, 0].copy()
+    for k in range(1, digits.shape[1]):
+        out <<= 4
+        out |= digits[:, k]
+    return out
+
+
+def _named_ids(col: list[str], optional: bool):
+    """'Name [abcd]' fields: (ids, names, present) or None when any field is not one.
+
+    Dumps repeat the same few hundred names, so each distinct field is decoded
+    once and the column is mapped through dicts at C speed.
+    """
+    id_of: dict[str, int] = {}
+    name_of: dict[str, str | None] = {}
+    for f in set(col):
+        if not f and optional:
+            id_of[f], name_of[f] = -1, None
+            continue
+        if f[-7:-5] != " [" or f[-1:] != "]" or not _HEX4.fullmatch(f, len(f) - 5, len(f) - 1):
+            return None
+        id_of[f], name_of[f] = int(f[-5:-1], 16), f[:-7]
+    ids = np.fromiter(map(id_of.__getitem__, col), dtype=np.int32, count=len(col))
+    names = list(map(name_of.__getitem__, col))
+    present = ids >= 0
+    return np.where(present, ids, 0).astype(np.uint32), names, (present if optional else None)
+
+
+def _mm_fast(text: str, source: str) -> DeviceTable | None:
+    """Canonical ``lspci -nnmm [-D]`` text parsed column-wise, or None to take the exact path.
+
+    lspci prints ten double quotes per line, so one ``str.split('"')`` of the
+    whole text puts every field in a fixed position; each column is then
+    checked and decoded with numpy.  Anything unusual (a quote inside a name,
+    ``-nmm`` numbers, a blank or broken line) fails a check, and the caller
+    falls back to the line-by-line regex path, which is exact.
+    """
+    body = text[:-1] if text.endswith("\n") else text
+    n = body.count("\n") + 1
+    parts = body.split('"')
+    if not body or len(parts) != 10 * n + 1 or "\r" in body:
+        return None
+    if parts[-1] != "" or parts[2::10] != parts[4::10] or parts[8::10] != parts[2::10]:
+        return None
+    if set(parts[2::10]) != {" "}:
+        return None
+    heads = parts[0::10][:-1]
+    # Every line but the first starts with the newline after the previous line's last
+    # quote; with n - 1 newlines in all, no field or address can hold another one.
+    rest = heads[1:]
+    if "".join(map(_FIRST, rest)) != "\n" * (n - 1):
+        return None
+    addrs = [heads[0], *map(_BUT_FIRST, rest)]
+    # address: optional domain, then exactly "bb:ss.f " at the end
+    tail = _fixed(list(map(_LAST8, addrs)), 8)
+    if tail is None or not ((tail[:, 2] == 0x3A) & (tail[:, 5] == 0x2E) & (tail[:, 7] == 0x20)).all():
+        return None
+    bus, slot, fn = _hex_cols(tail, range(0, 2)), _hex_cols(tail, range(3, 5)), _hex_cols(tail, range(6, 7))
+    if bus is None or slot is None or fn is None or (slot > 0x1F).any() or (fn > 7).any():
+        return None
+    doms = {}
+    dom_text = list(map(_BUT_LAST8, addrs))
+    for d in set(dom_text):
+        if d == "":
+            doms[d] = 0
+        elif _DOMAIN.fullmatch(d):
+            doms[d] = int(d[:-1], 16)
+        else:
+            return None
+    domain = (np.full(n, doms.popitem()[1], dtype=np.uint32) if len(doms) == 1 else
+              np.fromiter(map(doms.__getitem__, dom_text), dtype=np.uint32, count=n))
+    opts = {}
+    for o in set(parts[6::10]):
+        m = _OPTIONS.fullmatch(o)
+        if m is None:
+            return None
+        opts[o] = (int(m.group(1), 16) if m.group(1) else 0, int(m.group(2), 16) if m.group(2) else 0)
+    rp = np.array(list(map(opts.__getitem__, parts[6::10])), dtype=np.int64).reshape(n, 2)
+    revision = rp[:, 0].astype(np.int16)
+    progif = rp[:, 1].astype(np.uint32)
+    cls, ven, dev = (_named_ids(parts[k::10], False) for k in (1, 3, 5))
+    sv, sd = (_named_ids(parts[k::10], True) for k in (7, 9))
+    if cls is None or ven is None or dev is None or sv is None or sd is None:
+        return None
+    has_sub = sv[2] & sd[2]
+
+    def texts(names, present=None):
+        arr = np.array(names, dtype=object)
+        if present is not None and not present.all():
+            arr[~present] = None
+        return arr
+
+    return DeviceTable.from_columns(
+        source, domain=domain, bus=bus.astype(np.uint8), slot=slot.astype(np.uint8),
+        function=fn.astype(np.uint8), vendor=ven[0].astype(np.uint16), device=dev[0].astype(np.uint16),
+        subvendor=np.where(has_sub, sv[0], 0).astype(np.uint16),
+        subdevice=np.where(has_sub, sd[0], 0).astype(np.uint16), has_subsystem=has_sub,
+        class_code=(cls[0] << 8) | progif, revision=revision,
+        class_text=texts(cls[1]), vendor_text=texts(ven[1]), device_text=texts(dev[1]),
+        subvendor_text=texts(sv[1], sv[2]), subdevice_text=texts(sd[1], sd[2]),
+    )
+
+
 def _flagged(rows: list[tuple[int, str, str]], source: str) -> DeviceTable:
     """Rows for lines that did not parse: the address when it can be read, and the reason."""
     cols: dict[str, list] = {k: [] for k in ("domain", "bus", "slot", "function", "problems")}
@@ -168,6 +300,9 @@ def parse_lspci_mm(text: str, source: str = "lspci -nnmm") -> DeviceTable:
     >>> t.addresses(), hex(t.class_code[0]), bool(t.has_subsystem[0])
     (['0000:01:00.1'], '0x40300', False)
     """
+    table = _mm_fast(text, source)
+    if table is not None:
+        return table
     rows = _MM.findall(text)
     if len(rows) == len(_NONBLANK.findall(text)):
         return _mm_table(rows, source)  # the fast path: every line parsed in one C loop

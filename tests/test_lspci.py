@@ -282,3 +282,26 @@ def test_arbitrary_text_never_raises_and_keeps_one_row_per_line(lines):
 
 def test_all_formats_listed():
     assert set(LSPCI_FORMATS) == {"-nnmm", "-nnmm -D", "-vmm -nn", "-vmm -nn -D", "-n"}
+
+
+def test_quote_in_a_name_takes_the_exact_path():
+    from gpuclass import lspci as L
+
+    text = GEX44_NNMM_D.replace("SSD 980 PRO", 'SSD "980" PRO')
+    assert L._mm_fast(text, "x") is None  # the column-wise path declines
+    t = parse_lspci_mm(text)
+    assert not t.invalid_mask().any() and t.subdevice_text[4] == 'SSD "980" PRO'
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(with_details=False), fmt=st.sampled_from(["-nnmm", "-nnmm -D"]))
+def test_column_wise_path_equals_the_regex_path(data, fmt):
+    from gpuclass import lspci as L
+
+    t, _ = data
+    text = t.to_lspci_text(fmt)
+    fast = L._mm_fast(text, "x")
+    exact = L._mm_table(L._MM.findall(text), "x")
+    if len(t):
+        assert fast is not None
+        assert fast.equals(exact, text=True), fast.diff(exact)

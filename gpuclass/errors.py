@@ -20,6 +20,7 @@ __all__ = [
     "InputError",
     "CacheError",
     "SkippedLine",
+    "SourceError",
 ]
 
 
@@ -60,3 +61,25 @@ class SkippedLine(NamedTuple):
     line: int
     reason: str
     text: str
+
+
+class SourceError(GpuclassError):
+    """A hardware source that cannot be read at all: a missing or unreadable root,
+    a sysfs tree without ``bus/pci/devices``, a text dump in no known format.
+
+    A single bad device is never a ``SourceError``: it becomes a flagged record.
+    ``path`` names the file or directory, ``line`` the 1-based line (or ``None``).
+
+    >>> str(SourceError("/mnt/sys/bus/pci/devices", None, "no such directory"))
+    '/mnt/sys/bus/pci/devices: no such directory'
+    """
+
+    def __init__(self, path: str, line: int | None, reason: str) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(f"{where}: {reason}")
+
+    def __reduce__(self):  # picklable, like PciIdsError
+        return (type(self), (self.path, self.line, self.reason))

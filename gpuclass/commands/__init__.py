@@ -9,4 +9,5 @@ the command that runs, so ``gpuclass lookup`` never pays for pydantic.
 COMMANDS = {
     "lookup": "gpuclass.commands.lookup",
     "db": "gpuclass.commands.db",
+    "scan": "gpuclass.commands.scan",
 }

@@ -487,10 +487,28 @@ def parse_pci_ids(data, strict=True, filename="<pci.ids>"):
 
 
 # ---------------------------------------------------------------------------
-# Hashed exact-match index: open addressing with linear probing, the key stored
-# in the slot so that a hit costs one cache line.
+# Hashed exact-match index: open addressing with linear probing at a load
+# factor of at most 1/2, the key stored in the slot so that a hit usually costs
+# one cache line.  Keys that fit 32 bits use 8-byte slots (the device table
+# then fits in L2); 64-bit keys (subsystems) use 16-byte slots.  Lookups
+# prefetch the slot of a query a few iterations ahead so that cache misses of
+# independent queries overlap.
 
-cdef struct Slot:
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define GPUCLASS_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 1)
+    #else
+    #define GPUCLASS_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void GPUCLASS_PREFETCH(const void* p) noexcept nogil
+
+cdef struct Slot32:
+    uint32_t key
+    int32_t pos
+
+cdef struct Slot64:
     uint64_t key
     int64_t pos
 
@@ -505,12 +523,38 @@ ctypedef fused key_t:
     uint32_t
     uint64_t
 
-
-cdef void lookup_kernel(const Slot* table, uint64_t mask, int shift,
-                        const key_t* q, Py_ssize_t n, int32_t* out) noexcept nogil:
+cdef void lookup32(const Slot32* table, uint64_t mask, int shift,
+                   const key_t* q, Py_ssize_t n, int32_t* out) noexcept nogil:
     cdef Py_ssize_t i
     cdef uint64_t k, h
+    cdef Py_ssize_t ahead = 16
     for i in range(n):
+        if i + ahead < n:
+            GPUCLASS_PREFETCH(&table[mix(<uint64_t> q[i + ahead], shift)])
+        k = <uint64_t> q[i]
+        if key_t is uint64_t:
+            if k > 0xFFFFFFFFULL:
+                out[i] = -1
+                continue
+        h = mix(k, shift)
+        while True:
+            if table[h].pos < 0:
+                out[i] = -1
+                break
+            if table[h].key == <uint32_t> k:
+                out[i] = table[h].pos
+                break
+            h = (h + 1) & mask
+
+
+cdef void lookup64(const Slot64* table, uint64_t mask, int shift,
+                   const key_t* q, Py_ssize_t n, int32_t* out) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t k, h
+    cdef Py_ssize_t ahead = 16
+    for i in range(n):
+        if i + ahead < n:
+            GPUCLASS_PREFETCH(&table[mix(<uint64_t> q[i + ahead], shift)])
         k = <uint64_t> q[i]
         h = mix(k, shift)
         while True:
@@ -528,34 +572,43 @@ cdef class KeyIndex:
 
     cdef public object keys
     cdef object _table
-    cdef Slot* _slots
+    cdef void* _slots
+    cdef bint _wide
     cdef uint64_t _mask
     cdef int _shift
 
     def __init__(self, keys):
         self.keys = check_sorted_keys(keys)
         cdef Py_ssize_t n = len(self.keys)
+        if n > 0x3FFFFFFF:
+            raise ValueError("KeyIndex holds at most 2**30 keys")
         cdef int bits = 4
-        while (<Py_ssize_t> 1 << bits) < n + n // 2 + 1:
+        while (<Py_ssize_t> 1 << bits) < 2 * n:
             bits += 1
         cdef Py_ssize_t size = <Py_ssize_t> 1 << bits
-        # A numpy buffer owns the slots: 16 bytes each, key then position.
-        self._table = np.empty(size * 2, dtype=np.int64)
+        self._wide = n > 0 and int(self.keys[n - 1]) > 0xFFFFFFFF
+        # A numpy buffer owns the slots: key then position, position -1 when empty.
+        if self._wide:
+            self._table = np.zeros(size * 2, dtype=np.int64)
+        else:
+            self._table = np.zeros(size * 2, dtype=np.int32)
         self._table[1::2] = -1
-        cdef int64_t[::1] tv = self._table
-        self._slots = <Slot*> &tv[0]
         self._mask = size - 1
         self._shift = 64 - bits
-        cdef uint64_t[::1] k64 = np.ascontiguousarray(self.keys, dtype=np.uint64)
-        cdef Py_ssize_t i
-        cdef uint64_t h
-        with nogil:
-            for i in range(n):
-                h = mix(k64[i], self._shift)
-                while self._slots[h].pos >= 0:
-                    h = (h + 1) & self._mask
-                self._slots[h].key = k64[i]
-                self._slots[h].pos = i
+        cdef const uint64_t[::1] k64 = np.ascontiguousarray(self.keys, dtype=np.uint64)
+        cdef int64_t[::1] t64
+        cdef int32_t[::1] t32
+        if self._wide:
+            t64 = self._table
+            self._slots = <void*> &t64[0]
+            with nogil:
+                fill64(<Slot64*> self._slots, self._mask, self._shift, &k64[0], n)
+        else:
+            t32 = self._table
+            self._slots = <void*> &t32[0]
+            if n:
+                with nogil:
+                    fill32(<Slot32*> self._slots, self._mask, self._shift, &k64[0], n)
 
     def __len__(self):
         return len(self.keys)
@@ -566,12 +619,12 @@ cdef class KeyIndex:
         if key < 0 or key > 0xFFFFFFFFFFFFFFFF:
             return -1
         cdef uint64_t k = key
-        cdef uint64_t h = mix(k, self._shift)
-        while self._slots[h].pos >= 0:
-            if self._slots[h].key == k:
-                return self._slots[h].pos
-            h = (h + 1) & self._mask
-        return -1
+        cdef int32_t out = -1
+        if self._wide:
+            lookup64[uint64_t](<const Slot64*> self._slots, self._mask, self._shift, &k, 1, &out)
+        else:
+            lookup32[uint64_t](<const Slot32*> self._slots, self._mask, self._shift, &k, 1, &out)
+        return out
 
     def lookup(self, queries):
         """Positions of many keys as an int32 array, -1 where absent."""
@@ -595,19 +648,53 @@ cdef class KeyIndex:
 
     cdef void _run8(self, const uint8_t[::1] q, int32_t[::1] ov):
         with nogil:
-            lookup_kernel(self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+            if self._wide:
+                lookup64(<const Slot64*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+            else:
+                lookup32(<const Slot32*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
 
     cdef void _run16(self, const uint16_t[::1] q, int32_t[::1] ov):
         with nogil:
-            lookup_kernel(self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+            if self._wide:
+                lookup64(<const Slot64*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+            else:
+                lookup32(<const Slot32*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
 
     cdef void _run32(self, const uint32_t[::1] q, int32_t[::1] ov):
         with nogil:
-            lookup_kernel(self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+            if self._wide:
+                lookup64(<const Slot64*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+            else:
+                lookup32(<const Slot32*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
 
     cdef void _run64(self, const uint64_t[::1] q, int32_t[::1] ov):
         with nogil:
-            lookup_kernel(self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+            if self._wide:
+                lookup64(<const Slot64*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+            else:
+                lookup32(<const Slot32*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+
+
+cdef void fill32(Slot32* t, uint64_t mask, int shift, const uint64_t* keys, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t h
+    for i in range(n):
+        h = mix(keys[i], shift)
+        while t[h].pos >= 0:
+            h = (h + 1) & mask
+        t[h].key = <uint32_t> keys[i]
+        t[h].pos = <int32_t> i
+
+
+cdef void fill64(Slot64* t, uint64_t mask, int shift, const uint64_t* keys, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t h
+    for i in range(n):
+        h = mix(keys[i], shift)
+        while t[h].pos >= 0:
+            h = (h + 1) & mask
+        t[h].key = keys[i]
+        t[h].pos = i
 
 
 # The allowlist matcher kernels live in their own include file (one module, one

@@ -6,7 +6,7 @@ never a traceback:
 
 - 0: success
 - 1: the command ran and found a problem (unknown ID, failed validation, ...)
-- 2: usage error (bad arguments)
+- 2: usage error (bad arguments, a malformed ID)
 - 3: input or environment error (unreadable file, malformed database, bad root)
 
 >>> main(["lookup", "10de:27b0", "--format", "json"])  # doctest: +ELLIPSIS
@@ -20,7 +20,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import GpuclassError
+from .errors import GpuclassError, InputError
 
 EXIT_OK, EXIT_FOUND_PROBLEM, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return int(args.func(args) or 0)
+    except InputError as exc:  # a malformed argument (an ID, a value)
+        print(f"gpuclass: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except GpuclassError as exc:
         print(f"gpuclass: error: {exc}", file=sys.stderr)
         return EXIT_INPUT

@@ -30,3 +30,32 @@ def core(request):
             pytest.skip("compiled core disabled by GPUCLASS_NO_EXTENSIONS")
         pytest.fail(f"compiled core did not load: {_core_select.COMPILED_IMPORT_ERROR}")
     return mod
+
+
+def _require_compiled():
+    mod = CORES["compiled"]
+    if mod is None:
+        if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
+            pytest.skip("compiled core disabled by GPUCLASS_NO_EXTENSIONS")
+        pytest.fail(f"compiled core did not load: {_core_select.COMPILED_IMPORT_ERROR}")
+    return mod
+
+
+@pytest.fixture
+def compiled_core():
+    """The compiled core; a test fails (never skips) when it should have loaded and did not."""
+    return _require_compiled()
+
+
+@pytest.fixture(scope="session")
+def bundled_bytes() -> bytes:
+    from gpuclass.locate import bundled_path
+
+    return bundled_path().read_bytes()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Each test writes compiled databases into its own cache directory."""
+    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("GPUCLASS_PCI_IDS", raising=False)

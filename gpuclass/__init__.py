@@ -1,0 +1,44 @@
+"""gpuclass: which GPUs does this hardware have, is each supported, how many slices?
+
+The public API is imported lazily so that ``import gpuclass`` stays cheap for a
+provisioner that runs once per boot: heavy modules (pydantic, the matcher,
+sources) load on first attribute access.
+
+>>> import gpuclass
+>>> gpuclass.default_database().device_name(0x10DE, 0x2BB5)
+'GB202GL [RTX PRO 6000 Blackwell Server Edition]'
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY = {
+    "PciDatabase": "gpuclass.db",
+    "default_database": "gpuclass.db",
+    "GpuclassError": "gpuclass.errors",
+    "PciIdsError": "gpuclass.errors",
+    "InputError": "gpuclass.errors",
+    "CacheError": "gpuclass.errors",
+    "SkippedLine": "gpuclass.errors",
+    "bundled_path": "gpuclass.locate",
+    "system_pci_ids": "gpuclass.locate",
+}
+
+__all__ = sorted(_LAZY) + ["__version__"]
+
+
+def __getattr__(name: str):
+    modname = _LAZY.get(name)
+    if modname is None:
+        raise AttributeError(f"module 'gpuclass' has no attribute {name!r}")
+    value = getattr(importlib.import_module(modname), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,563 @@
+"""PciDatabase: the PCI ID database as compact arrays and one UTF-8 name blob.
+
+Each table is a sorted array of integer keys with, per key, the index of its
+name; names live back to back in one blob with an offsets array.  There are no
+per-entry Python objects: a name is decoded only when asked for.
+
+Lookups follow libpci's ``pci_lookup_name`` exactly (with numbers turned off):
+
+- subsystem: the device-specific entry (only when vendor and device are both
+  non-zero), then the generic ``S`` block entry, then the device's own name
+  when the subsystem IDs equal the device IDs;
+- class: the subclass name, falling back to the class name;
+- prog-if: the exact entry, else for IDE controllers (class 0x0101, prog-if
+  without bits 0x70) the synthetic "Master SecP SecO PriP PriO" description.
+
+>>> db = default_database()
+>>> db.device_name(0x10de, 0x27b0)
+'AD104GL [RTX 4000 SFF Ada Generation]'
+>>> db.subsystem_name(0x10de, 0x1e30, 0x10de, 0x12ba)
+'Quadro RTX 6000'
+>>> db.class_name(0x03, 0x02)
+'3D controller'
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import mmap
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from . import _pciids
+from ._core_select import core
+from ._keycheck import as_id_array
+from .errors import CacheError, InputError, PciIdsError, SkippedLine
+from .locate import header_info, read_pci_ids, resolve_path
+
+__all__ = ["PciDatabase", "default_database", "cache_dir", "TABLES"]
+
+TABLES = _pciids.TABLES
+_ARRAYS = ("blob", "name_off") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
+_KEY_DTYPES = dict(zip(TABLES, _pciids.KEY_DTYPES))
+
+CACHE_MAGIC = b"GPCLSDB\x01"
+CACHE_FORMAT = 1
+ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where compiled databases are cached: ``$GPUCLASS_CACHE_DIR``, else the XDG cache."""
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "gpuclass"
+
+
+class _Table:
+    """One sorted key table with its name indices and a lazily built hash index.
+
+    ``check`` (when the table comes from a cache) verifies the arrays' checksums
+    before the first lookup: nothing read from disk is used unverified.
+    """
+
+    __slots__ = ("keys", "names", "_index", "_check")
+
+    def __init__(self, keys: np.ndarray, names: np.ndarray, check=None) -> None:
+        self.keys = keys
+        self.names = names
+        self._index = None
+        self._check = check
+
+    @property
+    def index(self):
+        if self._index is None:
+            if self._check is not None:
+                self._check()
+                self._check = None
+            self._index = core.KeyIndex(self.keys)
+        return self._index
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+class PciDatabase:
+    """The PCI ID database: vendors, devices, subsystems, classes, as arrays.
+
+    Build one with :meth:`load` (a pci.ids path, cached), :meth:`from_bytes`
+    (text in memory) or :meth:`load_compiled` (a cache file).
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], *, source: str = "<memory>",
+                 version: str | None = None, date: str | None = None,
+                 sha256: str | None = None, skipped: list[SkippedLine] | None = None,
+                 checks: dict | None = None) -> None:
+        missing = [name for name in _ARRAYS if name not in arrays]
+        if missing:
+            raise InputError(f"database arrays missing: {', '.join(missing)}")
+        self._arrays = arrays
+        self.source = source
+        self.version = version
+        self.date = date
+        self.sha256 = sha256
+        self.skipped: list[SkippedLine] = list(skipped or [])
+        self.cache_path: str | None = None
+        self._blob = memoryview(arrays["blob"]).cast("B")
+        self._off = arrays["name_off"]
+        checks = checks or {}
+        self._names_check = checks.get("names")
+        self._tables = {t: _Table(arrays[f"{t}_keys"], arrays[f"{t}_name"], checks.get(t))
+                        for t in TABLES}
+
+    # -- construction ---------------------------------------------------------------
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, strict: bool = True, source: str = "<memory>") -> "PciDatabase":
+        """Parse pci.ids text held in memory.
+
+        >>> PciDatabase.from_bytes(b"10de  NVIDIA Corporation\\n").vendor_name(0x10DE)
+        'NVIDIA Corporation'
+        """
+        tables, skipped = core.parse_pci_ids(data, strict, source)
+        info = header_info(data)
+        return cls(tables, source=source, version=info["version"], date=info["date"],
+                   sha256=hashlib.sha256(data).hexdigest(), skipped=skipped)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike | None = None, *, strict: bool = True,
+             cache: bool = True) -> "PciDatabase":
+        """Load a pci.ids (plain, .gz, .xz or .bz2), through the compiled cache.
+
+        ``path`` defaults to ``$GPUCLASS_PCI_IDS``, else the bundled file.  The
+        cache is keyed by the file's content hash; a stale, corrupt or
+        unwritable cache is never trusted and never an error: the file is parsed.
+        Lenient loads (``strict=False``) are not cached, so that their skipped
+        lines are always reported.
+        """
+        src = resolve_path(path)
+        if not (cache and strict):
+            return cls.from_bytes(read_pci_ids(src), strict=strict, source=os.fspath(src))
+        cdir = cache_dir()
+        # Fast path: an alias named by the file's identity (path, inode, size,
+        # mtime) points at the content-keyed cache, so an unchanged file is
+        # not even read.  The alias is only a shortcut: the content hash stays the key.
+        alias = _stat_alias(cdir, src)
+        if alias is not None and alias.exists():
+            try:
+                # Verified in full here, so that a damaged cache is rebuilt now
+                # rather than failing at the caller's first lookup.
+                db = cls.load_compiled(alias, verify=True)
+            except CacheError:
+                pass
+            else:
+                db.source = os.fspath(src)
+                return db
+        data = read_pci_ids(src)
+        digest = hashlib.sha256(data).hexdigest()
+        cpath = cdir / f"pciids-{digest[:32]}.gpcdb"
+        db = None
+        if cpath.is_file():
+            try:
+                db = cls.load_compiled(cpath, expect_sha256=digest, verify=True)
+            except CacheError:
+                db = None
+        if db is None:
+            db = cls.from_bytes(data, strict=strict, source=os.fspath(src))
+            try:
+                db.save_compiled(cpath)
+            except OSError:
+                return db  # read-only or full cache directory: parsing again next time is fine
+        db.source = os.fspath(src)
+        if alias is not None:
+            _link_alias(alias, cpath)
+        return db
+
+    # -- compiled cache --------------------------------------------------------------
+
+    def save_compiled(self, path: str | os.PathLike) -> Path:
+        """Write the arrays to a cache file atomically (temp file, fsync, rename).
+
+        The format is raw little-endian arrays after a JSON header, with a CRC-32
+        of the payload: loading never unpickles anything.
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        layout = []
+        offset = 0
+        payload_parts = []
+        for name in _ARRAYS:
+            arr = np.ascontiguousarray(self._arrays[name])
+            arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+            raw = arr.tobytes()
+            pad = (-offset) % 8
+            if pad:
+                payload_parts.append(b"\0" * pad)
+                offset += pad
+            layout.append([name, arr.dtype.str, offset, int(arr.shape[0]), zlib.crc32(raw)])
+            payload_parts.append(raw)
+            offset += len(raw)
+        payload = b"".join(payload_parts)
+        header = json.dumps({
+            "format": CACHE_FORMAT,
+            "sha256": self.sha256,
+            "source": self.source,
+            "version": self.version,
+            "date": self.date,
+            "arrays": layout,
+            "payload_len": len(payload),
+        }, separators=(",", ":")).encode()
+        pad = (-(len(CACHE_MAGIC) + 4 + len(header))) % 8
+        header += b" " * pad
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(CACHE_MAGIC + len(header).to_bytes(4, "little") + header + payload)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        self.cache_path = os.fspath(path)
+        return path
+
+    @classmethod
+    def load_compiled(cls, path: str | os.PathLike, *, expect_sha256: str | None = None,
+                      verify: bool = False) -> "PciDatabase":
+        """Load a cache file written by :meth:`save_compiled`; :class:`CacheError` if invalid.
+
+        The file is memory-mapped.  The header, sizes, dtypes and bounds are
+        checked at once; each table's CRC-32 and ordering are checked before its
+        first lookup, and the name blob's before the first name is decoded
+        (``verify=True`` checks everything now).  A corrupt table therefore
+        raises :class:`CacheError` instead of answering wrongly.
+        """
+        name = os.fspath(path)
+        try:
+            with open(name, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size == 0:
+                    raise CacheError(f"{name}: empty cache file")
+                raw = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as exc:
+            raise CacheError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        try:
+            db = cls._from_cache_buffer(raw, name, expect_sha256)
+            if verify:
+                db.verify()
+            return db
+        except CacheError:
+            raise
+        except (ValueError, KeyError, TypeError, IndexError, OverflowError) as exc:
+            raise CacheError(f"{name}: corrupt cache: {exc}") from None
+
+    @classmethod
+    def _from_cache_buffer(cls, raw, name: str, expect_sha256: str | None) -> "PciDatabase":
+        head = len(CACHE_MAGIC) + 4
+        if len(raw) < head or raw[: len(CACHE_MAGIC)] != CACHE_MAGIC:
+            raise CacheError(f"{name}: not a gpuclass database cache")
+        hlen = int.from_bytes(raw[len(CACHE_MAGIC) : head], "little")
+        if head + hlen > len(raw):
+            raise CacheError(f"{name}: truncated header")
+        header = json.loads(raw[head : head + hlen])
+        if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT:
+            raise CacheError(f"{name}: unknown cache format")
+        if expect_sha256 is not None and header.get("sha256") != expect_sha256:
+            raise CacheError(f"{name}: stale cache (built from another pci.ids)")
+        payload = memoryview(raw)[head + hlen :]
+        if len(payload) != header["payload_len"]:
+            raise CacheError(f"{name}: truncated payload")
+        arrays: dict[str, np.ndarray] = {}
+        crcs: dict[str, int] = {}
+        for aname, dtype, offset, count, crc in header["arrays"]:
+            if aname not in _ARRAYS or aname in arrays:
+                raise CacheError(f"{name}: unexpected array {aname!r}")
+            dt = np.dtype(dtype)
+            if dt.kind != "u" or dt.byteorder == ">":
+                raise CacheError(f"{name}: array {aname} has dtype {dtype}")
+            if offset < 0 or count < 0 or offset + count * dt.itemsize > len(payload):
+                raise CacheError(f"{name}: array {aname} lies outside the payload")
+            arrays[aname] = np.frombuffer(payload, dtype=dt, count=count, offset=offset)
+            crcs[aname] = int(crc)
+        missing = [a for a in _ARRAYS if a not in arrays]
+        if missing:
+            raise CacheError(f"{name}: arrays missing: {', '.join(missing)}")
+        _check_shapes(arrays, name)
+
+        def checker(*parts):
+            def check():
+                for part in parts:
+                    if zlib.crc32(arrays[part]) != crcs[part]:
+                        raise CacheError(f"{name}: checksum mismatch in {part}")
+                _check_values(arrays, parts, name)
+            return check
+
+        checks = {t: checker(f"{t}_keys", f"{t}_name") for t in TABLES}
+        checks["names"] = checker("name_off", "blob")
+        db = cls(arrays, source=header.get("source") or name, version=header.get("version"),
+                 date=header.get("date"), sha256=header.get("sha256"), checks=checks)
+        db.cache_path = name
+        return db
+
+    def verify(self) -> None:
+        """Run every pending cache check now (raises :class:`CacheError`)."""
+        if self._names_check is not None:
+            self._names_check()
+            self._names_check = None
+        for t in self._tables.values():
+            if t._check is not None:
+                t._check()
+                t._check = None
+
+    # -- names -----------------------------------------------------------------------
+
+    def _name(self, i: int) -> str:
+        if self._names_check is not None:
+            self._names_check()
+            self._names_check = None
+        return bytes(self._blob[int(self._off[i]) : int(self._off[i + 1])]).decode("utf-8")
+
+    def _find(self, table: str, key: int) -> str | None:
+        t = self._tables[table]
+        pos = t.index.find(key)
+        return None if pos < 0 else self._name(int(t.names[pos]))
+
+    def vendor_name(self, vendor: int) -> str | None:
+        """The vendor's name, or None.
+
+        >>> default_database().vendor_name(0x10DE)
+        'NVIDIA Corporation'
+        """
+        return self._find("vendor", _id16(vendor, "vendor"))
+
+    def device_name(self, vendor: int, device: int) -> str | None:
+        """The device's name, or None."""
+        return self._find("device", (_id16(vendor, "vendor") << 16) | _id16(device, "device"))
+
+    def subvendor_name(self, subvendor: int) -> str | None:
+        """The subsystem vendor's name: a vendor lookup, as in libpci."""
+        return self.vendor_name(subvendor)
+
+    def subsystem_name(self, vendor: int, device: int, subvendor: int, subdevice: int) -> str | None:
+        """The subsystem's name with libpci's fallbacks (see the module docstring)."""
+        v, d = _id16(vendor, "vendor"), _id16(device, "device")
+        sv, sd = _id16(subvendor, "subvendor"), _id16(subdevice, "subdevice")
+        name = None
+        if v > 0 and d > 0:
+            name = self._find("subsys", (v << 48) | (d << 32) | (sv << 16) | sd)
+        if name is None:
+            name = self._find("gensub", (sv << 16) | sd)
+        if name is None and v == sv and d == sd:
+            name = self._find("device", (v << 16) | d)
+        return name
+
+    def class_name(self, base: int, subclass: int | None = None) -> str | None:
+        """The subclass name, falling back to the base class name; or None.
+
+        >>> default_database().class_name(0x03, 0x7F)
+        'Display controller'
+        """
+        b = _id8(base, "class")
+        if subclass is not None:
+            name = self._find("subclass", (b << 8) | _id8(subclass, "subclass"))
+            if name is not None:
+                return name
+        return self._find("class", b)
+
+    def subclass_name(self, base: int, subclass: int) -> str | None:
+        """The subclass name only (no fallback), or None."""
+        return self._find("subclass", (_id8(base, "class") << 8) | _id8(subclass, "subclass"))
+
+    def progif_name(self, base: int, subclass: int, progif: int) -> str | None:
+        """The programming interface's name, or None (IDE prog-ifs are described by bits)."""
+        b, s, p = _id8(base, "class"), _id8(subclass, "subclass"), _id8(progif, "prog-if")
+        name = self._find("progif", (b << 16) | (s << 8) | p)
+        if name is None and b == 0x01 and s == 0x01 and not (p & 0x70):
+            bits = ((0x80, "Master"), (0x08, "SecP"), (0x04, "SecO"), (0x02, "PriP"), (0x01, "PriO"))
+            name = " ".join(word for bit, word in bits if p & bit)
+        return name
+
+    # -- vectorized ------------------------------------------------------------------
+
+    def vendor_index(self, vendor) -> np.ndarray:
+        """Row of each vendor in the vendor table (int32, -1 unknown)."""
+        return self._tables["vendor"].index.lookup(as_id_array(vendor, "vendor"))
+
+    def device_index(self, vendor, device) -> np.ndarray:
+        """Row of each (vendor, device) in the device table (int32, -1 unknown).
+
+        >>> db = default_database()
+        >>> db.names("device", db.device_index([0x10de, 0x10de], [0x27b0, 0xfffe]))
+        ['AD104GL [RTX 4000 SFF Ada Generation]', None]
+        """
+        v, d = _pair(vendor, device, "vendor", "device")
+        keys = (v.astype(np.uint32) << np.uint32(16)) | d
+        return self._tables["device"].index.lookup(keys)
+
+    def subsystem_index(self, vendor, device, subvendor, subdevice) -> np.ndarray:
+        """Row of each device-specific subsystem entry (int32, -1 when there is none)."""
+        v, d = _pair(vendor, device, "vendor", "device")
+        sv, sd = _pair(subvendor, subdevice, "subvendor", "subdevice")
+        if len(sv) != len(v):
+            raise InputError(f"subvendor: length {len(sv)} differs from vendor length {len(v)}")
+        keys = ((v.astype(np.uint64) << np.uint64(48)) | (d.astype(np.uint64) << np.uint64(32))
+                | (sv.astype(np.uint64) << np.uint64(16)) | sd.astype(np.uint64))
+        return self._tables["subsys"].index.lookup(keys)
+
+    def class_index(self, class_code) -> np.ndarray:
+        """Row of each 24-bit class code's subclass entry (int32, -1 unknown)."""
+        codes = as_id_array(class_code, "class_code", bits=24)
+        return self._tables["subclass"].index.lookup((codes >> np.uint32(8)).astype(np.uint16))
+
+    def names(self, table: str, index: Iterable[int]) -> list[str | None]:
+        """Names for rows of ``table`` (from the ``*_index`` methods); None for -1."""
+        if table not in self._tables:
+            raise InputError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
+        t = self._tables[table]
+        idx = np.asarray(index)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu":
+            raise InputError("index: expected a 1-D integer array")
+        if idx.size and (int(idx.max()) >= len(t) or int(idx.min()) < -1):
+            raise InputError(f"index: values must lie in [-1, {len(t) - 1}]")
+        name_rows = t.names
+        return [None if i < 0 else self._name(int(name_rows[i])) for i in idx.tolist()]
+
+    # -- facts -----------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Entries per table."""
+        return {t: len(self._tables[t]) for t in TABLES}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The raw arrays (read-only views where loaded from a cache)."""
+        return dict(self._arrays)
+
+    def info(self) -> dict:
+        """Source, version, date, hash, counts and the core in use."""
+        return {
+            "source": self.source,
+            "version": self.version,
+            "date": self.date,
+            "sha256": self.sha256,
+            "counts": self.counts(),
+            "names_bytes": int(len(self._blob)),
+            "cache": self.cache_path,
+            "core": "compiled" if core.IS_COMPILED else "python",
+            "skipped_lines": len(self.skipped),
+        }
+
+    def __repr__(self) -> str:
+        c = self.counts()
+        return (f"PciDatabase(source={self.source!r}, version={self.version!r}, "
+                f"vendors={c['vendor']}, devices={c['device']}, subsystems={c['subsys']})")
+
+
+def _id16(value: int, name: str) -> int:
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected an integer ID, got {value!r}") from None
+    if not 0 <= v <= 0xFFFF:
+        raise InputError(f"{name}: {v:#x} is outside 0x0000..0xffff")
+    return v
+
+
+def _id8(value: int, name: str) -> int:
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected an integer, got {value!r}") from None
+    if not 0 <= v <= 0xFF:
+        raise InputError(f"{name}: {v:#x} is outside 0x00..0xff")
+    return v
+
+
+def _pair(a, b, na: str, nb: str):
+    x, y = as_id_array(a, na), as_id_array(b, nb)
+    if len(x) != len(y):
+        raise InputError(f"{nb}: length {len(y)} differs from {na} length {len(x)}")
+    return x, y
+
+
+def _check_shapes(arrays: dict[str, np.ndarray], name: str) -> None:
+    """Cheap structural checks done at load: dtypes and lengths."""
+    if arrays["blob"].dtype != np.uint8 or arrays["name_off"].dtype != np.uint32 or len(arrays["name_off"]) == 0:
+        raise CacheError(f"{name}: bad name arrays")
+    for t in TABLES:
+        keys, names = arrays[f"{t}_keys"], arrays[f"{t}_name"]
+        if keys.dtype != _KEY_DTYPES[t] or names.dtype != np.uint32 or len(keys) != len(names):
+            raise CacheError(f"{name}: table {t} has the wrong shape or dtype")
+
+
+def _check_values(arrays: dict[str, np.ndarray], parts, name: str) -> None:
+    """Value checks that make a table safe to index, run with its checksum."""
+    off = arrays["name_off"]
+    n_names = len(off) - 1
+    for part in parts:
+        arr = arrays[part]
+        if part == "name_off":
+            if int(off[0]) != 0 or int(off[-1]) != len(arrays["blob"]) or bool(np.any(off[1:] < off[:-1])):
+                raise CacheError(f"{name}: name offsets outside the blob")
+        elif part.endswith("_keys"):
+            if len(arr) > 1 and not bool(np.all(arr[1:] > arr[:-1])):
+                raise CacheError(f"{name}: {part} are not sorted")
+        elif part.endswith("_name"):
+            if len(arr) and int(arr.max()) >= n_names:
+                raise CacheError(f"{name}: {part} point past the name table")
+
+
+def _stat_alias(cdir: Path, src: Path) -> Path | None:
+    """The alias file name for ``src`` as it is now on disk (None if it cannot be stat'ed)."""
+    try:
+        st = src.stat()
+        ident = f"{src.resolve()}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+    except OSError:
+        return None
+    return cdir / f"stat-{hashlib.sha256(ident.encode()).hexdigest()[:32]}.gpcdb"
+
+
+def _link_alias(alias: Path, target: Path) -> None:
+    """Point ``alias`` at ``target`` atomically; failures only cost the fast path."""
+    tmp = alias.with_name(f".tmp-{os.getpid()}-{alias.name}")
+    try:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        os.symlink(target.name, tmp)
+        os.replace(tmp, alias)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+@functools.lru_cache(maxsize=8)
+def _default(path: str | None, mtime_ns: int) -> PciDatabase:
+    return PciDatabase.load(path)
+
+
+def default_database(path: str | os.PathLike | None = None) -> PciDatabase:
+    """The process-wide database for ``path`` (default: env, else bundled), loaded once.
+
+    Reloaded when the file changes on disk.
+    """
+    src = resolve_path(path)
+    try:
+        mtime = src.stat().st_mtime_ns
+    except OSError as exc:
+        raise PciIdsError(os.fspath(src), None, f"cannot read: {exc.strerror or exc}") from None
+    return _default(os.fspath(src), mtime)

@@ -344,6 +344,8 @@ def prepare_rollup_args(status, card, slices, group, n_groups):
     st = _contig(_unsigned(status, "status", np.uint8, 0xFF))
     n = st.shape[0]
     cd = np.asarray(card)
+    if cd.ndim == 1 and cd.size == 0:
+        cd = cd.astype(np.int16)  # [] arrives as float64
     if cd.ndim != 1 or cd.dtype.kind not in "iu":
         raise InputError(f"card: expected a 1-D integer array, got {cd.dtype} of shape {cd.shape}")
     if cd.dtype != np.int16:

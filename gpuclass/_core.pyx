@@ -78,14 +78,13 @@ assert (P.F_VENDOR, P.F_PROGIF, P.K_PROGIF, P.MAX_LINE) == (1, 9, 6, 1022)
 
 
 cdef struct ScanOut:
-    uint8_t* kinds
-    uint64_t* keys
+    uint64_t* keys[7]
+    uint32_t* entries[7]
+    Py_ssize_t counts[7]
     uint32_t* lines
-    uint64_t* starts
-    uint8_t* blob
-    uint32_t* name_off
+    uint32_t* name_start
+    uint32_t* name_end
     Py_ssize_t n_entries
-    Py_ssize_t blob_len
     uint32_t* err_line
     uint8_t* err_code
     uint8_t* err_field
@@ -93,14 +92,58 @@ cdef struct ScanOut:
     Py_ssize_t n_errors
 
 
+cdef extern from *:
+    """
+    /* Hex digit values, -1 for every other byte. */
+    static const signed char gpuclass_hex[256] = {
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1, -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,  0, 1, 2, 3, 4, 5, 6, 7, 8, 9,-1,-1,-1,-1,-1,-1,
+        -1,10,11,12,13,14,15,-1,-1,-1,-1,-1,-1,-1,-1,-1, -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,10,11,12,13,14,15,-1,-1,-1,-1,-1,-1,-1,-1,-1, -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1, -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1, -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1, -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+        -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1, -1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,
+    };
+
+    /* Offset of the first newline in s[0:n], or n: eight bytes at a time (a
+       line of pci.ids is ~40 bytes, where a libc memchr call costs more in
+       setup than in scanning). */
+    static inline Py_ssize_t gpuclass_line_end(const unsigned char *s, Py_ssize_t n, int *high) {
+        /* Also reports whether the line may hold a non-ASCII byte (a byte with
+           the high bit set before the newline, or in the word that holds it),
+           so that only such lines need a UTF-8 check. */
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        const uint64_t nl = 0x0a0a0a0a0a0a0a0aULL;
+        uint64_t seen = 0;
+        Py_ssize_t i = 0;
+        while (i + 8 <= n) {
+            uint64_t w, x;
+            memcpy(&w, s + i, 8);
+            seen |= w;
+            x = w ^ nl;
+            uint64_t hit = (x - ones) & ~x & highs;
+            if (hit) {
+    #if PY_LITTLE_ENDIAN
+                *high = (seen & highs) != 0;
+                return i + (__builtin_ctzll(hit) >> 3);
+    #else
+                break;
+    #endif
+            }
+            i += 8;
+        }
+        while (i < n && s[i] != 10) { seen |= s[i]; i++; }
+        *high = (seen & highs) != 0;
+        return i;
+    }
+    """
+    const signed char* gpuclass_hex
+    Py_ssize_t gpuclass_line_end(const uint8_t* s, Py_ssize_t n, int* high) noexcept nogil
+
+
 cdef inline int hexval(uint8_t c) noexcept nogil:
-    if c >= 48 and c <= 57:
-        return c - 48
-    if c >= 97 and c <= 102:
-        return c - 87
-    if c >= 65 and c <= 70:
-        return c - 55
-    return -1
+    return gpuclass_hex[c]
 
 
 cdef inline bint is_white(uint8_t c) noexcept nogil:
@@ -186,28 +229,16 @@ cdef inline bint valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return True
 
 
-cdef inline int name_start(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t* out) noexcept nogil:
+cdef inline int name_start(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t* out,
+                           bint check_utf8) noexcept nogil:
     while pos < n and is_white(s[pos]):
         pos += 1
     out[0] = pos
     if pos >= n:
         return E_NO_NAME
-    if not valid_utf8(s + pos, n - pos):
+    if check_utf8 and not valid_utf8(s + pos, n - pos):
         return E_UTF8
     return 0
-
-
-cdef Py_ssize_t count_lines(const uint8_t* data, Py_ssize_t total) noexcept nogil:
-    """Lines in the buffer, a last one without newline included."""
-    cdef Py_ssize_t count = 1, pos = 0
-    cdef const uint8_t* nl
-    while pos < total:
-        nl = <const uint8_t*> memchr(data + pos, 10, total - pos)
-        if nl == NULL:
-            break
-        count += 1
-        pos = (nl - data) + 1
-    return count
 
 
 cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOut* o) noexcept nogil:
@@ -221,13 +252,17 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
     cdef int kind, code, field
     cdef uint64_t key = 0
     cdef uint8_t* seen_vendor = <uint8_t*> calloc(65536, 1)
+    # One vectorized pass each over the whole buffer spares a per-line search
+    # in the usual file, which has neither carriage returns nor NUL bytes.
+    cdef bint has_cr = memchr(data, 13, total) != NULL
+    cdef bint has_nul = memchr(data, 0, total) != NULL
+    cdef int high = 0
+    cdef bint check_utf8 = False
     o.n_entries = 0
-    o.blob_len = 0
     o.n_errors = 0
-    o.name_off[0] = 0
     while pos < total:
-        nl = <const uint8_t*> memchr(data + pos, 10, total - pos)
-        end = total if nl == NULL else (nl - data)
+        end = pos + gpuclass_line_end(data + pos, total - pos, &high)
+        check_utf8 = high != 0
         lineno += 1
         start = pos
         pos = end + 1
@@ -238,12 +273,13 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
         field = F_NONE
         if n > 1022:
             code = E_TOO_LONG
-        elif n and memchr(s, 0, n) != NULL:
+        elif has_nul and n and memchr(s, 0, n) != NULL:
             code = E_NUL
         if code == 0:
-            nl = <const uint8_t*> memchr(s, 13, n)
-            if nl != NULL:
-                n = nl - s
+            if has_cr:
+                nl = <const uint8_t*> memchr(s, 13, n)
+                if nl != NULL:
+                    n = nl - s
             if n and is_white(s[n - 1]):
                 n -= 1
             i = 0
@@ -262,7 +298,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 5, &name_at)
+                        code = name_start(s, n, 5, &name_at, check_utf8)
                     if code:
                         top = TOP_BAD
                     else:
@@ -295,7 +331,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 5, &name_at)
+                        code = name_start(s, n, 5, &name_at, check_utf8)
                     if code:
                         top = TOP_BAD
                     else:
@@ -319,7 +355,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 6, &name_at)
+                        code = name_start(s, n, 6, &name_at, check_utf8)
                     if code:
                         l1 = L1_BAD
                     else:
@@ -333,7 +369,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 4, &name_at)
+                        code = name_start(s, n, 4, &name_at, check_utf8)
                     if code:
                         l1 = L1_BAD
                     else:
@@ -347,7 +383,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 6, &name_at)
+                        code = name_start(s, n, 6, &name_at, check_utf8)
                     if code == 0:
                         kind = K_GENSUB
                         key = (gsvendor << 16) | <uint64_t> value
@@ -370,7 +406,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                             if sd < 0:
                                 code = <int> -sd
                             else:
-                                code = name_start(s, n, 12, &name_at)
+                                code = name_start(s, n, 12, &name_at, check_utf8)
                         if code == 0:
                             kind = K_SUBSYS
                             key = (vendor << 48) | (device << 32) | (<uint64_t> sv << 16) | <uint64_t> sd
@@ -383,7 +419,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                         if value < 0:
                             code = <int> -value
                         else:
-                            code = name_start(s, n, 5, &name_at)
+                            code = name_start(s, n, 5, &name_at, check_utf8)
                         if code == 0:
                             kind = K_PROGIF
                             key = (cls << 16) | (subclass << 8) | <uint64_t> value
@@ -398,14 +434,14 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
             if strict:
                 break
             continue
-        o.kinds[o.n_entries] = <uint8_t> kind
-        o.keys[o.n_entries] = key
+        o.keys[kind][o.counts[kind]] = key
+        o.entries[kind][o.counts[kind]] = <uint32_t> o.n_entries
+        o.counts[kind] += 1
         o.lines[o.n_entries] = lineno
-        o.starts[o.n_entries] = <uint64_t> start
-        memcpy(o.blob + o.blob_len, s + name_at, n - name_at)
-        o.blob_len += n - name_at
+        # Names stay where they are in the input: (start, end) offsets, no copy.
+        o.name_start[o.n_entries] = <uint32_t> (start + name_at)
+        o.name_end[o.n_entries] = <uint32_t> (start + n)
         o.n_entries += 1
-        o.name_off[o.n_entries] = <uint32_t> o.blob_len
     free(seen_vendor)
 
 
@@ -413,39 +449,46 @@ def scan_pci_ids(data, strict=True):
     """Tokenize pci.ids text into a flat entry stream (see ``_pciids.finish_parse``)."""
     cdef const uint8_t[::1] buf = memoryview(bytes(data)).cast("B")
     cdef Py_ssize_t total = buf.shape[0]
+    if total > 0xFFFFFFFF:
+        raise P.too_large(total)
     cdef const uint8_t* p = &buf[0] if total else NULL
-    cdef Py_ssize_t cap = 1
-    with nogil:
-        if total:
-            cap = count_lines(p, total)
-    kinds = np.empty(cap, dtype=np.uint8)
-    keys = np.empty(cap, dtype=np.uint64)
+    # Upper bounds from the byte count, so that no line-counting pass is needed:
+    # an entry line takes at least 7 bytes ("0000 x" and its newline), a
+    # skipped line at least 2.  Pages are touched only as far as they are filled.
+    cdef Py_ssize_t cap = total // 6 + 2
+    cdef Py_ssize_t err_cap = 1 if strict else total // 2 + 2
+    # One key buffer and one entry buffer per table, so that finishing needs no
+    # regrouping pass.
+    key_bufs = [np.empty(cap, dtype=np.uint64) for _ in range(7)]
+    entry_bufs = [np.empty(cap, dtype=np.uint32) for _ in range(7)]
     lines = np.empty(cap, dtype=np.uint32)
-    starts = np.empty(cap, dtype=np.uint64)
-    blob = np.empty(max(total, 1), dtype=np.uint8)
-    name_off = np.empty(cap + 1, dtype=np.uint32)
-    err_line = np.empty(cap, dtype=np.uint32)
-    err_code = np.empty(cap, dtype=np.uint8)
-    err_field = np.empty(cap, dtype=np.uint8)
-    err_start = np.empty(cap, dtype=np.uint64)
-    cdef uint8_t[::1] v_kinds = kinds
-    cdef uint64_t[::1] v_keys = keys
+    name_start = np.empty(cap, dtype=np.uint32)
+    name_end = np.empty(cap, dtype=np.uint32)
+    err_line = np.empty(err_cap, dtype=np.uint32)
+    err_code = np.empty(err_cap, dtype=np.uint8)
+    err_field = np.empty(err_cap, dtype=np.uint8)
+    err_start = np.empty(err_cap, dtype=np.uint64)
+    cdef uint64_t[::1] v_keys
+    cdef uint32_t[::1] v_entries
     cdef uint32_t[::1] v_lines = lines
-    cdef uint64_t[::1] v_starts = starts
-    cdef uint8_t[::1] v_blob = blob
-    cdef uint32_t[::1] v_name_off = name_off
+    cdef uint32_t[::1] v_name_start = name_start
+    cdef uint32_t[::1] v_name_end = name_end
     cdef uint32_t[::1] v_err_line = err_line
     cdef uint8_t[::1] v_err_code = err_code
     cdef uint8_t[::1] v_err_field = err_field
     cdef uint64_t[::1] v_err_start = err_start
     cdef ScanOut o
+    cdef int k
+    for k in range(7):
+        v_keys = key_bufs[k]
+        v_entries = entry_bufs[k]
+        o.keys[k] = &v_keys[0]
+        o.entries[k] = &v_entries[0]
+        o.counts[k] = 0
     cdef bint c_strict = bool(strict)
-    o.kinds = &v_kinds[0]
-    o.keys = &v_keys[0]
     o.lines = &v_lines[0]
-    o.starts = &v_starts[0]
-    o.blob = &v_blob[0]
-    o.name_off = &v_name_off[0]
+    o.name_start = &v_name_start[0]
+    o.name_end = &v_name_end[0]
     o.err_line = &v_err_line[0]
     o.err_code = &v_err_code[0]
     o.err_field = &v_err_field[0]
@@ -455,21 +498,18 @@ def scan_pci_ids(data, strict=True):
             scan_kernel(p, total, c_strict, &o)
         else:
             o.n_entries = 0
-            o.blob_len = 0
             o.n_errors = 0
-            o.name_off[0] = 0
     n = o.n_entries
     errors = [
         (int(err_line[i]), int(err_code[i]), int(err_field[i]), int(err_start[i]))
         for i in range(o.n_errors)
     ]
     return (
-        kinds[:n],
-        keys[:n],
+        [key_bufs[k][: o.counts[k]] for k in range(7)],
+        [entry_bufs[k][: o.counts[k]] for k in range(7)],
         lines[:n],
-        starts[:n],
-        blob[: o.blob_len],
-        name_off[: n + 1],
+        name_start[:n],
+        name_end[:n],
         errors,
     )
 
@@ -478,7 +518,8 @@ def parse_pci_ids(data, strict=True, filename="<pci.ids>"):
     """Parse pci.ids text into sorted key arrays and one name blob.
 
     Returns ``(tables, skipped)``: ``tables`` maps ``<table>_keys`` and
-    ``<table>_name`` to arrays plus ``blob`` and ``name_off``; ``skipped`` lists
+    ``<table>_name`` to arrays plus ``blob``, ``name_start`` and ``name_end``
+    (names are slices of the input, which becomes the blob); ``skipped`` lists
     the lines lenient mode (``strict=False``) skipped.  Strict mode raises
     :class:`~gpuclass.errors.PciIdsError` at the first bad line.
     """

@@ -69,12 +69,13 @@ def _name(line: bytes, pos: int):
 def scan_pci_ids(data, strict=True):
     """Tokenize pci.ids text into a flat entry stream (see ``_pciids.finish_parse``)."""
     data = bytes(data)
-    kinds: list[int] = []
-    keys: list[int] = []
+    if len(data) > 0xFFFFFFFF:
+        raise P.too_large(len(data))
+    keys: list[list[int]] = [[] for _ in range(7)]
+    entries: list[list[int]] = [[] for _ in range(7)]
     lines: list[int] = []
-    starts: list[int] = []
-    blob = bytearray()
-    name_off = [0]
+    name_start: list[int] = []
+    name_end: list[int] = []
     errors: list[tuple[int, int, int, int]] = []
 
     TOP_NONE, TOP_VENDOR, TOP_CLASS, TOP_GENSUB, TOP_UNKNOWN, TOP_BAD = range(6)
@@ -234,21 +235,18 @@ def scan_pci_ids(data, strict=True):
             if strict:
                 break
             continue
-        name = line[name_at:]
-        kinds.append(kind)
-        keys.append(key)
+        keys[kind].append(key)
+        entries[kind].append(len(lines))
         lines.append(lineno)
-        starts.append(start)
-        blob += name
-        name_off.append(len(blob))
+        name_start.append(start + name_at)
+        name_end.append(start + len(line))
 
     return (
-        np.array(kinds, dtype=np.uint8),
-        np.array(keys, dtype=np.uint64),
+        [np.array(k, dtype=np.uint64) for k in keys],
+        [np.array(e, dtype=np.uint32) for e in entries],
         np.array(lines, dtype=np.uint32),
-        np.array(starts, dtype=np.uint64),
-        np.frombuffer(bytes(blob), dtype=np.uint8).copy(),
-        np.array(name_off, dtype=np.uint32),
+        np.array(name_start, dtype=np.uint32),
+        np.array(name_end, dtype=np.uint32),
         errors,
     )
 
@@ -257,7 +255,8 @@ def parse_pci_ids(data, strict=True, filename="<pci.ids>"):
     """Parse pci.ids text into sorted key arrays and one name blob.
 
     Returns ``(tables, skipped)``: ``tables`` maps ``<table>_keys`` and
-    ``<table>_name`` to arrays plus ``blob`` and ``name_off``; ``skipped`` lists
+    ``<table>_name`` to arrays plus ``blob``, ``name_start`` and ``name_end``
+    (names are slices of the input, which becomes the blob); ``skipped`` lists
     the lines lenient mode (``strict=False``) skipped.  Strict mode raises
     :class:`~gpuclass.errors.PciIdsError` at the first bad line.
     """

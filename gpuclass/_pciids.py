@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import PciIdsError, SkippedLine
 
-__all__ = ["KIND_NAMES", "TABLES", "finish_parse", "format_reason", "MAX_LINE"]
+__all__ = ["KIND_NAMES", "TABLES", "finish_parse", "format_reason", "MAX_LINE", "too_large"]
 
 # Longest line (bytes before the newline, carriage return included) that
 # libpci's 1024-byte line buffer accepts; longer lines are errors there too.
@@ -90,6 +90,11 @@ FIELDS = (
 F_NONE, F_VENDOR, F_DEVICE, F_SUBVENDOR, F_SUBDEVICE, F_GSVENDOR, F_GSDEVICE, F_CLASS, F_SUBCLASS, F_PROGIF = range(10)
 
 
+def too_large(size: int) -> PciIdsError:
+    """The error for an input past the 4 GiB that 32-bit name offsets address."""
+    return PciIdsError("<pci.ids>", None, f"input of {size} bytes exceeds the 4 GiB limit")
+
+
 def format_reason(code: int, field: int) -> str:
     """The human reason for an error code, naming the field when there is one.
 
@@ -125,8 +130,8 @@ def _dup_reason(kind: int, key: int, first_line: int) -> str:
     return f"duplicate {KIND_NAMES[kind]} {_format_key(kind, key)} (first defined at line {first_line})"
 
 
-def finish_parse(data, kinds, keys, lines, starts, blob, name_off, errors, strict, filename):
-    """Turn a tokenizer's entry stream into the database tables.
+def finish_parse(data, keys_by_kind, entries_by_kind, lines, name_start, name_end, errors, strict, filename):
+    """Turn a tokenizer's entries (keys and entry numbers per table) into the tables.
 
     ``errors`` holds ``(line, code, field, start)`` tuples: in strict mode at
     most one (the tokenizer stops there, so every entry precedes it), in lenient
@@ -137,8 +142,8 @@ def finish_parse(data, kinds, keys, lines, starts, blob, name_off, errors, stric
     grouped = []
     dups = []  # (line, kind, key, first_line, entry index)
     for kind, dtype in enumerate(KEY_DTYPES):
-        entry = np.flatnonzero(kinds == kind)
-        tkeys = keys[entry].astype(dtype)
+        entry = entries_by_kind[kind]
+        tkeys = keys_by_kind[kind].astype(dtype)
         if len(tkeys) > 1 and not bool(np.all(tkeys[1:] > tkeys[:-1])):
             perm = np.argsort(tkeys, kind="stable")  # stable: file order among equals
             tkeys, entry = tkeys[perm], entry[perm]
@@ -150,7 +155,7 @@ def finish_parse(data, kinds, keys, lines, starts, blob, name_off, errors, stric
                         first = pos
                         continue
                     e = int(entry[pos])
-                    dups.append((int(lines[e]), kind, int(keys[e]), int(lines[entry[first]]), e))
+                    dups.append((int(lines[e]), kind, int(tkeys[pos]), int(lines[entry[first]]), e))
                 keep = np.concatenate(([True], ~same))
                 tkeys, entry = tkeys[keep], entry[keep]
         grouped.append((tkeys, entry))
@@ -169,11 +174,16 @@ def finish_parse(data, kinds, keys, lines, starts, blob, name_off, errors, stric
             SkippedLine(line, format_reason(code, field), _line_text(data, start))
             for line, code, field, start in errors
         ]
-        for line, kind, key, first, e in dups:
-            skipped.append(SkippedLine(line, _dup_reason(kind, key, first), _line_text(data, int(starts[e]))))
+        if dups:
+            # Line starts are needed only here, so they are found only here.
+            line_starts = np.concatenate(([0], np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1))
+            for line, kind, key, first, _e in dups:
+                text = _line_text(data, int(line_starts[line - 1]))
+                skipped.append(SkippedLine(line, _dup_reason(kind, key, first), text))
         skipped.sort(key=lambda item: item.line)
 
-    tables = {"blob": blob, "name_off": name_off}
+    # The input itself is the name blob (zero-copy); a saved cache compacts it.
+    tables = {"blob": np.frombuffer(data, dtype=np.uint8), "name_start": name_start, "name_end": name_end}
     for table, (tkeys, entry) in zip(TABLES, grouped):
         tables[f"{table}_keys"] = np.ascontiguousarray(tkeys)
         tables[f"{table}_name"] = entry.astype(np.uint32)

@@ -1,8 +1,10 @@
 """PciDatabase: the PCI ID database as compact arrays and one UTF-8 name blob.
 
 Each table is a sorted array of integer keys with, per key, the index of its
-name; names live back to back in one blob with an offsets array.  There are no
-per-entry Python objects: a name is decoded only when asked for.
+name; name ``i`` is ``blob[name_start[i]:name_end[i]]``.  Freshly parsed, the
+blob is the pci.ids text itself (no copy); a saved cache holds the names back
+to back.  There are no per-entry Python objects: a name is decoded only when
+asked for.
 
 Lookups follow libpci's ``pci_lookup_name`` exactly (with numbers turned off):
 
@@ -45,7 +47,7 @@ from .locate import header_info, read_pci_ids, resolve_path
 __all__ = ["PciDatabase", "default_database", "cache_dir", "TABLES"]
 
 TABLES = _pciids.TABLES
-_ARRAYS = ("blob", "name_off") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
+_ARRAYS = ("blob", "name_start", "name_end") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
 _KEY_DTYPES = dict(zip(TABLES, _pciids.KEY_DTYPES))
 
 CACHE_MAGIC = b"GPCLSDB\x01"
@@ -112,7 +114,8 @@ class PciDatabase:
         self.skipped: list[SkippedLine] = list(skipped or [])
         self.cache_path: str | None = None
         self._blob = memoryview(arrays["blob"]).cast("B")
-        self._off = arrays["name_off"]
+        self._start = arrays["name_start"]
+        self._end = arrays["name_end"]
         checks = checks or {}
         self._names_check = checks.get("names")
         self._tables = {t: _Table(arrays[f"{t}_keys"], arrays[f"{t}_name"], checks.get(t))
@@ -194,8 +197,9 @@ class PciDatabase:
         layout = []
         offset = 0
         payload_parts = []
+        compact = _compact_names(self._arrays)
         for name in _ARRAYS:
-            arr = np.ascontiguousarray(self._arrays[name])
+            arr = np.ascontiguousarray(compact.get(name, self._arrays[name]))
             arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
             raw = arr.tobytes()
             pad = (-offset) % 8
@@ -305,7 +309,7 @@ class PciDatabase:
             return check
 
         checks = {t: checker(f"{t}_keys", f"{t}_name") for t in TABLES}
-        checks["names"] = checker("name_off", "blob")
+        checks["names"] = checker("name_start", "name_end", "blob")
         db = cls(arrays, source=header.get("source") or name, version=header.get("version"),
                  date=header.get("date"), sha256=header.get("sha256"), checks=checks)
         db.cache_path = name
@@ -327,7 +331,7 @@ class PciDatabase:
         if self._names_check is not None:
             self._names_check()
             self._names_check = None
-        return bytes(self._blob[int(self._off[i]) : int(self._off[i + 1])]).decode("utf-8")
+        return bytes(self._blob[int(self._start[i]) : int(self._end[i])]).decode("utf-8")
 
     def _find(self, table: str, key: int) -> str | None:
         t = self._tables[table]
@@ -452,7 +456,7 @@ class PciDatabase:
             "date": self.date,
             "sha256": self.sha256,
             "counts": self.counts(),
-            "names_bytes": int(len(self._blob)),
+            "names_bytes": int(np.sum(self._end.astype(np.int64) - self._start)),
             "cache": self.cache_path,
             "core": "compiled" if core.IS_COMPILED else "python",
             "skipped_lines": len(self.skipped),
@@ -491,9 +495,33 @@ def _pair(a, b, na: str, nb: str):
     return x, y
 
 
+def _compact_names(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The names back to back in a fresh blob, with their new offsets.
+
+    >>> a = {"blob": np.frombuffer(b"#c\\nab xyz", np.uint8),
+    ...      "name_start": np.array([3, 6], np.uint32), "name_end": np.array([5, 9], np.uint32)}
+    >>> c = _compact_names(a); c["blob"].tobytes(), c["name_start"].tolist(), c["name_end"].tolist()
+    (b'abxyz', [0, 2], [2, 5])
+    """
+    start = arrays["name_start"].astype(np.int64)
+    lengths = arrays["name_end"].astype(np.int64) - start
+    new_end = np.cumsum(lengths)
+    new_start = new_end - lengths
+    total = int(new_end[-1]) if len(new_end) else 0
+    # Source position of every output byte: its name's start plus its offset inside the name.
+    gather = np.repeat(start - new_start, lengths) + np.arange(total, dtype=np.int64)
+    return {
+        "blob": np.asarray(arrays["blob"])[gather],
+        "name_start": new_start.astype(np.uint32),
+        "name_end": new_end.astype(np.uint32),
+    }
+
+
 def _check_shapes(arrays: dict[str, np.ndarray], name: str) -> None:
     """Cheap structural checks done at load: dtypes and lengths."""
-    if arrays["blob"].dtype != np.uint8 or arrays["name_off"].dtype != np.uint32 or len(arrays["name_off"]) == 0:
+    start, end = arrays["name_start"], arrays["name_end"]
+    if arrays["blob"].dtype != np.uint8 or start.dtype != np.uint32 or end.dtype != np.uint32 \
+            or len(start) != len(end):
         raise CacheError(f"{name}: bad name arrays")
     for t in TABLES:
         keys, names = arrays[f"{t}_keys"], arrays[f"{t}_name"]
@@ -503,12 +531,12 @@ def _check_shapes(arrays: dict[str, np.ndarray], name: str) -> None:
 
 def _check_values(arrays: dict[str, np.ndarray], parts, name: str) -> None:
     """Value checks that make a table safe to index, run with its checksum."""
-    off = arrays["name_off"]
-    n_names = len(off) - 1
+    start, end = arrays["name_start"], arrays["name_end"]
+    n_names = len(start)
     for part in parts:
         arr = arrays[part]
-        if part == "name_off":
-            if int(off[0]) != 0 or int(off[-1]) != len(arrays["blob"]) or bool(np.any(off[1:] < off[:-1])):
+        if part == "name_end":
+            if n_names and (bool(np.any(end < start)) or int(end.max()) > len(arrays["blob"])):
                 raise CacheError(f"{name}: name offsets outside the blob")
         elif part.endswith("_keys"):
             if len(arr) > 1 and not bool(np.all(arr[1:] > arr[:-1])):

@@ -6,8 +6,8 @@ from __future__ import annotations
 def names_of(tables, table):
     """{key: name} for one table of a parse result."""
     blob = tables["blob"].tobytes()
-    off = tables["name_off"]
+    start, end = tables["name_start"], tables["name_end"]
     return {
-        int(k): blob[off[n] : off[n + 1]].decode("utf-8")
+        int(k): blob[start[n] : end[n]].decode("utf-8")
         for k, n in zip(tables[f"{table}_keys"], tables[f"{table}_name"])
     }

@@ -109,7 +109,7 @@ def test_lexical_cases(core, text, table, expected):
 def test_empty_and_comment_only(core):
     for text in (b"", b"\n", b"# only a comment", b"#\n#\n"):
         tables, skipped = core.parse_pci_ids(text)
-        assert skipped == [] and len(tables["vendor_keys"]) == 0 and len(tables["blob"]) == 0
+        assert skipped == [] and len(tables["vendor_keys"]) == 0 and len(tables["name_start"]) == 0
 
 
 BAD = [

@@ -1,0 +1,136 @@
+"""The PCI ID database: full parse, cache load, 10 million vectorized lookups.
+
+Baselines in the same run: the pure-Python twin, libpci's own C parser
+(``pci_load_name_list`` through ctypes, Debian's libpci3), the ``hwdata`` PyPI
+package, and ``numpy.searchsorted`` on the same sorted keys.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuclass import _core_py
+from gpuclass._core_select import core
+from gpuclass.db import PciDatabase
+from gpuclass.locate import bundled_path
+
+pytestmark = pytest.mark.skipif(not core.IS_COMPILED, reason="benchmarks measure the compiled core")
+
+
+@pytest.fixture(scope="module")
+def ids_bytes():
+    return bundled_path().read_bytes()
+
+
+# -- full parse of the bundled file ------------------------------------------------
+
+
+@pytest.mark.benchmark(group="parse pci.ids")
+def test_parse_compiled(benchmark, ids_bytes):
+    benchmark.extra_info["role"] = "gpuclass"
+    tables, _ = benchmark(core.parse_pci_ids, ids_bytes)
+    assert len(tables["device_keys"]) > 20000
+
+
+@pytest.mark.benchmark(group="parse pci.ids")
+def test_parse_libpci(benchmark):
+    from libpci_ref import LibPci, find_libpci
+
+    if find_libpci() is None:
+        pytest.fail("libpci3 is not installed: the C parser baseline is missing")
+    ref = LibPci(bundled_path())
+    benchmark.extra_info.update(role="baseline", goal=2.0)
+    benchmark(ref.load)  # pci_load_name_list frees and re-reads the file each time
+    assert ref.device(0x10DE, 0x27B0) is not None
+    ref.close()
+
+
+@pytest.mark.benchmark(group="parse pci.ids")
+@pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::pytest.PytestUnraisableExceptionWarning")
+def test_parse_hwdata_package(benchmark):  # hwdata leaves its file open: not ours to fix
+    hwdata = pytest.importorskip("hwdata")
+    path = str(bundled_path())
+
+    def parse():
+        hwdata.PCI.devices = None  # the package caches at class level
+        return hwdata.PCI(path)
+
+    benchmark.extra_info["role"] = "baseline"
+    pci = benchmark(parse)
+    assert pci.get_device("10de", "27b0")
+
+
+@pytest.mark.benchmark(group="parse pci.ids")
+def test_parse_python_twin(benchmark, ids_bytes):
+    benchmark.extra_info["role"] = "baseline"
+    tables, _ = benchmark.pedantic(_core_py.parse_pci_ids, args=(ids_bytes,), rounds=3, iterations=1)
+    assert len(tables["device_keys"]) > 20000
+
+
+# -- compiled cache ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def compiled_file(tmp_path_factory, ids_bytes):
+    db = PciDatabase.from_bytes(ids_bytes, source=str(bundled_path()))
+    return db.save_compiled(tmp_path_factory.mktemp("cache") / "pci.gpcdb")
+
+
+@pytest.mark.benchmark(group="load database")
+def test_load_compiled_cache(benchmark, compiled_file):
+    """Cache file to a queryable database (each table verified before its first use)."""
+    benchmark.extra_info["role"] = "gpuclass"
+    db = benchmark(PciDatabase.load_compiled, compiled_file)
+    assert db.device_name(0x10DE, 0x26B1) is not None
+
+
+@pytest.mark.benchmark(group="load database")
+def test_load_through_cache_end_to_end(benchmark, tmp_path_factory, monkeypatch):
+    """PciDatabase.load(): stat the source, find its cache, verify every checksum."""
+    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path_factory.mktemp("e2e")))
+    PciDatabase.load()
+    benchmark.extra_info["role"] = "gpuclass"
+    db = benchmark(PciDatabase.load)
+    assert db.cache_path is not None
+
+
+@pytest.mark.benchmark(group="load database")
+def test_load_by_parsing(benchmark, ids_bytes):
+    benchmark.extra_info.update(role="baseline", goal=20.0)
+    db = benchmark(PciDatabase.from_bytes, ids_bytes)
+    assert db.device_name(0x10DE, 0x26B1) is not None
+
+
+# -- 10 million vectorized lookups -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def device_queries(quick):
+    keys = PciDatabase.from_bytes(bundled_path().read_bytes()).arrays()["device_keys"]
+    n = 1_000_000 if quick else 10_000_000
+    rng = np.random.default_rng(20260822)
+    return keys, keys[rng.integers(0, len(keys), n)]
+
+
+@pytest.mark.benchmark(group="10M device lookups")
+def test_lookup_key_index(benchmark, device_queries):
+    keys, queries = device_queries
+    index = core.KeyIndex(keys)
+    benchmark.extra_info.update(role="gpuclass", queries=len(queries))
+    out = benchmark.pedantic(index.lookup, args=(queries,), rounds=7, iterations=1, warmup_rounds=1)
+    assert np.array_equal(keys[out], queries)
+
+
+@pytest.mark.benchmark(group="10M device lookups")
+def test_lookup_numpy_searchsorted(benchmark, device_queries):
+    keys, queries = device_queries
+
+    def searchsorted():
+        pos = np.searchsorted(keys, queries)
+        pos[pos == len(keys)] = 0
+        return np.where(keys[pos] == queries, pos, -1)
+
+    benchmark.extra_info.update(role="baseline", goal=20.0, queries=len(queries))
+    out = benchmark.pedantic(searchsorted, rounds=3, iterations=1)
+    assert np.array_equal(keys[out], queries)

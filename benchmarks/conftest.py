@@ -1,0 +1,66 @@
+"""Benchmark conventions: every group times gpuclass and at least one baseline.
+
+Each benchmark sets ``extra_info["role"]`` to ``"gpuclass"`` or ``"baseline"``
+(and may set ``extra_info["goal"]``, the speed-up the project aims for).  At the
+end of the run the speed-up of gpuclass over every baseline of its group is
+printed and written into the ``--benchmark-json`` output under ``"ratios"``.
+Speed is judged by these ratios, measured in one run, never by absolute times.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def _ratios(benchmarks):
+    groups: dict[str, dict[str, list]] = {}
+    for bench in benchmarks:
+        info = bench.extra_info if hasattr(bench, "extra_info") else bench["extra_info"]
+        stats = bench.stats if hasattr(bench, "stats") else None
+        median = stats.median if stats is not None else bench["stats"]["median"]
+        group = bench.group if hasattr(bench, "group") else bench["group"]
+        name = bench.name if hasattr(bench, "name") else bench["name"]
+        role = info.get("role")
+        if role is None:
+            continue
+        groups.setdefault(group, {"gpuclass": [], "baseline": []})[role].append((name, median, info))
+    out = []
+    for group, roles in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        for g_name, g_med, g_info in roles["gpuclass"]:
+            for b_name, b_med, b_info in roles["baseline"]:
+                out.append({
+                    "group": group,
+                    "gpuclass": g_name,
+                    "baseline": b_name,
+                    "speedup": b_med / g_med if g_med else float("inf"),
+                    "goal": b_info.get("goal"),
+                })
+    return out
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    output_json["ratios"] = _ratios(output_json["benchmarks"])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, config):
+    session = getattr(config, "_benchmarksession", None)
+    if session is None or not session.benchmarks:
+        return
+    rows = _ratios(session.benchmarks)
+    if not rows:
+        return
+    tr = terminalreporter
+    tr.section("gpuclass speed-ups (baseline median / gpuclass median, same run)")
+    for r in rows:
+        goal = r["goal"]
+        verdict = "" if goal is None else ("  goal >= %gx: %s" % (goal, "met" if r["speedup"] >= goal else "NOT met"))
+        tr.write_line(f"{r['group']:<22} {r['gpuclass']:<38} vs {r['baseline']:<40} {r['speedup']:8.2f}x{verdict}")
+
+
+@pytest.fixture(scope="session")
+def quick() -> bool:
+    """CI runs short rounds: GPUCLASS_BENCH_QUICK=1 shrinks the largest inputs."""
+    return os.environ.get("GPUCLASS_BENCH_QUICK") == "1"

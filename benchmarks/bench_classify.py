@@ -19,6 +19,8 @@ Run: ``python -m pytest benchmarks/bench_classify.py`` (GPUCLASS_BENCH_QUICK=1: 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -33,8 +35,8 @@ ALLOWED = np.array([0x1B80, 0x1B06, 0x27B0, 0x26B1, 0x2BB1, 0x2BB4, 0x2BB5], dty
 
 
 @pytest.fixture(scope="module")
-def rows(quick):
-    return 1_000_000 if quick else 10_000_000
+def rows():
+    return 1_000_000 if os.environ.get("GPUCLASS_BENCH_QUICK") == "1" else 10_000_000
 
 
 @pytest.fixture(scope="module")

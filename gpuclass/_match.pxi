@@ -45,17 +45,37 @@ assert (_MS.MIXED_UNSUPPORTED, _MS.MIXED_MODELS) == (1, 2)
 
 
 cdef struct MatchCtx:
-    const uint8_t* vendor_lut
     const uint8_t* class_lut
-    const uint16_t* vendor_block
-    const uint16_t* dev_lut
-    const int16_t* dev_card       # index 0: the "no rule" sentinel (-1), then dev_card
-    const int32_t* sub_start      # index 0: sentinel, then sub_offsets[:-1]
-    const int32_t* sub_end        # index 0: sentinel, then sub_offsets[1:]
+    const uint16_t* vendor_block  # bit 15: GPU vendor; bits 0-14: block of dev_lut
+    const uint16_t* dev_lut       # bit 15: subsystem rules exist; bits 0-14: 1 + device card
+    const uint32_t* dev_keys
+    Py_ssize_t n_dev
+    const int32_t* sub_offsets
     const uint32_t* sub_keys
     const int16_t* sub_card
     const uint16_t* slices        # index 0: 0, then card_slices (so card -1 reads 0)
-    const uint8_t* outcome        # 64 entries: status | KEEP_CARD, see outcome_table()
+    const uint8_t* outcome        # 64 entries: status | KEEP_CARD, see _outcome_table()
+
+
+cdef int16_t sub_rule_card(const MatchCtx* t, uint32_t key, uint32_t skey, int16_t cd) noexcept nogil:
+    """The subsystem rule's card for a device that has some, else the device-level ``cd``."""
+    cdef Py_ssize_t lo = 0, hi = t.n_dev, mid
+    cdef int32_t j, end
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if t.dev_keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo >= t.n_dev or t.dev_keys[lo] != key:
+        return cd
+    j = t.sub_offsets[lo]
+    end = t.sub_offsets[lo + 1]
+    while j < end:
+        if t.sub_keys[j] == skey:
+            return t.sub_card[j]
+        j += 1
+    return cd
 
 
 cdef enum:
@@ -107,19 +127,16 @@ cdef Py_ssize_t match_kernel(const MatchCtx* t, Py_ssize_t n,
     """One pass over the devices; the index of the first class code over 24 bits, else -1."""
     # Locals, not t->field: the uint8 stores below may alias anything, and would
     # otherwise make the compiler reload every table pointer on every row.
-    cdef const uint8_t* vendor_lut = t.vendor_lut
     cdef const uint8_t* class_lut = t.class_lut
     cdef const uint16_t* vendor_block = t.vendor_block
     cdef const uint16_t* dev_lut = t.dev_lut
-    cdef const int16_t* dev_card = t.dev_card
     cdef const uint16_t* card_slices = t.slices
     cdef const uint8_t* outcome = t.outcome
     cdef Py_ssize_t i, gpus = 0
-    cdef uint32_t c, f = 0, skey
-    cdef uint16_t v, p
+    cdef uint32_t c, f = 0, b
+    cdef uint16_t v, d, e
     cdef uint8_t o, st
     cdef int16_t cd
-    cdef int32_t j, end
     cdef unsigned int idx
     for i in range(n):
         c = class_code[i]
@@ -127,21 +144,17 @@ cdef Py_ssize_t match_kernel(const MatchCtx* t, Py_ssize_t n,
             n_gpu[0] = gpus
             return i
         v = vendor[i]
-        p = dev_lut[(<uint32_t> vendor_block[v] << 16) | device[i]]
-        cd = dev_card[p]
-        # Subsystem rules are rare: one test of a cached pair, almost never taken.
-        j = t.sub_start[p]
-        end = t.sub_end[p]
-        if j < end and subvendor != NULL and (has_sub == NULL or has_sub[i] != 0):
-            skey = (<uint32_t> subvendor[i] << 16) | subdevice[i]
-            while j < end:
-                if t.sub_keys[j] == skey:
-                    cd = t.sub_card[j]
-                    break
-                j += 1
+        d = device[i]
+        b = vendor_block[v]
+        e = dev_lut[((b & 0x7FFF) << 16) | d]
+        cd = <int16_t> (e & 0x7FFF) - 1
+        # Subsystem rules are rare: this branch is almost never taken.
+        if (e & 0x8000) and subvendor != NULL and (has_sub == NULL or has_sub[i] != 0):
+            cd = sub_rule_card(t, (<uint32_t> v << 16) | d,
+                               (<uint32_t> subvendor[i] << 16) | subdevice[i], cd)
         if flags != NULL:
             f = flags[i]
-        idx = (class_lut[c >> 8] & 3) | ((vendor_lut[v] & LV_GPU_VENDOR) << OI_GPU_VENDOR)
+        idx = (class_lut[c >> 8] & 3) | ((b >> 15) << OI_GPU_VENDOR)
         idx |= (<unsigned int> (cd >= 0) << OI_HIT) | (<unsigned int> ((f & DF_VF) != 0) << OI_VF)
         idx |= <unsigned int> ((f & DF_INVALID) != 0) << OI_INVALID
         o = outcome[idx]
@@ -250,20 +263,15 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     if n == 0:
         return status, card, slices
     have_slots = a.domain is not None
-    # Sentinel-prefixed copies of the small rule arrays: index 0 means "no rule".
-    dev_card_x = np.concatenate((np.array([-1], dtype=np.int16), t.dev_card))
-    sub_start_x = np.concatenate((np.zeros(1, dtype=np.int32), t.sub_offsets[:-1]))
-    sub_end_x = np.concatenate((np.zeros(1, dtype=np.int32), t.sub_offsets[1:]))
     slices_x = np.concatenate((np.zeros(1, dtype=np.uint16), t.card_slices))
     outcome = _outcome_table(not have_slots)
     cdef MatchCtx ctx
-    ctx.vendor_lut = <const uint8_t*> ptr_or_null(t.vendor_lut)
     ctx.class_lut = <const uint8_t*> ptr_or_null(t.class_lut)
     ctx.vendor_block = <const uint16_t*> ptr_or_null(t.vendor_block)
     ctx.dev_lut = <const uint16_t*> ptr_or_null(t.dev_lut)
-    ctx.dev_card = <const int16_t*> ptr_or_null(dev_card_x)
-    ctx.sub_start = <const int32_t*> ptr_or_null(sub_start_x)
-    ctx.sub_end = <const int32_t*> ptr_or_null(sub_end_x)
+    ctx.dev_keys = <const uint32_t*> ptr_or_null(t.dev_keys)
+    ctx.n_dev = t.dev_keys.shape[0]
+    ctx.sub_offsets = <const int32_t*> ptr_or_null(t.sub_offsets)
     ctx.sub_keys = <const uint32_t*> ptr_or_null(t.sub_keys)
     ctx.sub_card = <const int16_t*> ptr_or_null(t.sub_card)
     ctx.slices = <const uint16_t*> ptr_or_null(slices_x)

@@ -60,7 +60,7 @@ ROLLUP_COLUMNS = 8
 MIXED_UNSUPPORTED = 1  # supported cards next to unsupported GPUs of a GPU vendor
 MIXED_MODELS = 2       # more than one supported card model on the node
 
-MAX_CARDS = 32767      # card indices are int16, -1 meaning none
+MAX_CARDS = 32766      # card indices are int16 (-1: none); 1 + card fits 15 bits of dev_lut
 MAX_DEVICES = 65535    # dev_lut holds 1 + position in uint16
 
 
@@ -70,9 +70,9 @@ class MatchTables(NamedTuple):
     ``dev_keys`` (``vendor << 16 | device``, sorted) index ``dev_card`` (the
     device-level rule's card, -1 for none or deny) and the CSR ranges
     ``sub_offsets`` into ``sub_keys`` (``subvendor << 16 | subdevice``) and
-    ``sub_card`` (-1 for deny).  ``dev_lut[vendor_block[vendor] << 16 | device]``
-    is 1 + the device's position in ``dev_keys``, or 0 when no rule names it:
-    two loads and no branch per device, 128 KiB per vendor that has rules.
+    ``sub_card`` (-1 for deny).  ``dev_lut[(vendor_block[vendor] & 0x7fff) << 16 | device]``
+    holds 1 + the device-level card (0: none) and, in bit 15, whether subsystem
+    rules exist: two loads and no branch per device, 128 KiB per vendor with rules.
     """
 
     vendor_lut: np.ndarray   # uint8[65536]
@@ -83,8 +83,8 @@ class MatchTables(NamedTuple):
     sub_keys: np.ndarray     # uint32[n_sub]
     sub_card: np.ndarray     # int16[n_sub]
     card_slices: np.ndarray  # uint16[n_cards]
-    vendor_block: np.ndarray # uint16[65536]: block of dev_lut for this vendor (0: no rules)
-    dev_lut: np.ndarray      # uint16[n_blocks * 65536]: 1 + position in dev_keys, 0: no rule
+    vendor_block: np.ndarray # uint16[65536]: GPU-vendor bit 15 | block of dev_lut (0: no rules)
+    dev_lut: np.ndarray      # uint16[n_blocks * 65536]: subsystem-rules bit 15 | 1 + device card
 
     @property
     def n_cards(self) -> int:
@@ -175,15 +175,23 @@ def build_match_tables(
     sub_keys = np.array(skeys, dtype=np.uint32)
     sub_card = np.array(scards, dtype=np.int16)
 
-    # Vendors with rules get a 64 Ki-entry block of device -> 1 + position; block 0
+    # Vendors with rules get a 64 Ki-entry block of per-device entries; block 0
     # (every other vendor) is all zeros, so the kernel looks up without a branch.
+    # vendor_block: bit 15 = GPU vendor, bits 0-14 = block.  dev_lut entry:
+    # bits 0-14 = 1 + the device-level rule's card (0: none or deny), bit 15 =
+    # subsystem rules exist (the kernel then searches dev_keys, rarely).
     rule_vendors = sorted({k >> 16 for k in keys})
+    if len(rule_vendors) > 0x7FFE:
+        raise InputError("rules: too many vendors")
     vendor_block = np.zeros(65536, dtype=np.uint16)
     dev_lut = np.zeros((1 + len(rule_vendors)) * 65536, dtype=np.uint16)
     for b, v in enumerate(rule_vendors, start=1):
         vendor_block[v] = b
+    vendor_block |= ((vendor_lut & VL_GPU_VENDOR) != 0).astype(np.uint16) << 15
     for i, k in enumerate(keys):
-        dev_lut[int(vendor_block[k >> 16]) << 16 | (k & 0xFFFF)] = i + 1
+        has_subs = sub_offsets[i + 1] > sub_offsets[i]
+        entry = (int(dev_card[i]) + 1) | (0x8000 if has_subs else 0)
+        dev_lut[(int(vendor_block[k >> 16]) & 0x7FFF) << 16 | (k & 0xFFFF)] = entry
     return MatchTables(vendor_lut, class_lut, dev_keys, dev_card, sub_offsets, sub_keys,
                        sub_card, slices, vendor_block, dev_lut)
 
@@ -206,7 +214,7 @@ def _check_tables(t) -> MatchTables:
             or t.vendor_block.shape[0] != 65536
             or t.dev_card.shape[0] != n_dev or t.sub_offsets.shape[0] != n_dev + 1
             or t.sub_card.shape[0] != t.sub_keys.shape[0]
-            or lut == 0 or lut % 65536 or int(t.vendor_block.max()) >= lut // 65536):
+            or lut == 0 or lut % 65536 or int((t.vendor_block & 0x7FFF).max()) >= lut // 65536):
         raise InputError("tables: inconsistent shapes (build them with build_match_tables)")
     if n_dev and (int(t.sub_offsets[0]) != 0 or int(t.sub_offsets[-1]) != t.sub_keys.shape[0]
                   or bool(np.any(np.diff(t.sub_offsets) < 0))):
@@ -216,8 +224,8 @@ def _check_tables(t) -> MatchTables:
         a = getattr(t, name)
         if a.size and (int(a.min()) < -1 or int(a.max()) >= n_cards):
             raise InputError(f"tables.{name}: card index out of range")
-    if int(t.dev_lut.max()) > n_dev:
-        raise InputError("tables.dev_lut: position out of range")
+    if int((t.dev_lut & 0x7FFF).max()) > n_cards:
+        raise InputError("tables.dev_lut: card out of range")
     return t
 
 

@@ -134,7 +134,7 @@ cdef Py_ssize_t match_kernel(const MatchCtx* t, Py_ssize_t n,
     cdef const uint8_t* outcome = t.outcome
     cdef Py_ssize_t i, gpus = 0
     cdef uint32_t c, f = 0, b
-    cdef uint16_t v, d, e
+    cdef uint16_t v, d, e, sx
     cdef uint8_t o, st
     cdef int16_t cd
     cdef unsigned int idx
@@ -157,15 +157,15 @@ cdef Py_ssize_t match_kernel(const MatchCtx* t, Py_ssize_t n,
         idx = (class_lut[c >> 8] & 3) | ((b >> 15) << OI_GPU_VENDOR)
         idx |= (<unsigned int> (cd >= 0) << OI_HIT) | (<unsigned int> ((f & DF_VF) != 0) << OI_VF)
         idx |= <unsigned int> ((f & DF_INVALID) != 0) << OI_INVALID
+        # The matched card's slices are read before the outcome is known (index 0
+        # holds 0 for "no card") and masked after: the load is off the critical path.
+        sx = card_slices[cd + 1]
         o = outcome[idx]
         st = o & 0x7F
         status[i] = st
         # KEEP_CARD: the matched card; otherwise -1 (cd | -1 == -1).
-        cd = cd | <int16_t> ((o >> 7) - 1)
-        card[i] = cd
-        # Read the card's slices whatever the status (index 0 holds 0) and mask after,
-        # so the load does not wait for the outcome.
-        slices[i] = card_slices[cd + 1] & <uint16_t> (-(<int> (st == ST_SUPPORTED)))
+        card[i] = cd | <int16_t> ((o >> 7) - 1)
+        slices[i] = sx & <uint16_t> (-(<int> (st == ST_SUPPORTED)))
         gpus += (st == ST_SUPPORTED) | (st == ST_UNSUPPORTED)
     n_gpu[0] = gpus
     return -1

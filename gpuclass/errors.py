@@ -21,6 +21,7 @@ __all__ = [
     "CacheError",
     "SkippedLine",
     "SourceError",
+    "PolicyError",
 ]
 
 
@@ -83,3 +84,25 @@ class SourceError(GpuclassError):
 
     def __reduce__(self):  # picklable, like PciIdsError
         return (type(self), (self.path, self.line, self.reason))
+
+
+class PolicyError(GpuclassError, ValueError):
+    """An allowlist policy that does not validate.
+
+    ``path`` locates the first problem (``cards[2].match[0].device``; empty for
+    the document as a whole), ``reason`` says what is wrong, ``errors`` lists
+    every ``(path, reason)`` found and ``source`` names the file, if any.
+    """
+
+    def __init__(self, path: str, reason: str, errors: list[tuple[str, str]] | None = None,
+                 source: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.errors = list(errors) if errors else [(path, reason)]
+        self.source = source
+        where = ": ".join(p for p in (source, path) if p)
+        more = f" (and {len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
+        super().__init__(f"{where}: {reason}{more}" if where else f"{reason}{more}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason, self.errors, self.source))

@@ -1,0 +1,185 @@
+"""The allowlist matcher and the per-node rollup on 10 million devices.
+
+Groups (each times gpuclass and its baselines in the same run):
+
+- ``classify 10M``: the compiled kernel vs numpy-only (packed ``vendor << 16 |
+  device`` keys through ``np.isin`` and ``np.searchsorted``, class and vendor
+  masks, ``np.where`` for status and slices) vs ``np.copy`` of the five input
+  arrays, the memory-bandwidth floor (goal: within 2x, i.e. a ratio >= 0.5).
+- ``classify 100k pure Python``: the kernel vs a dict loop over Python ints on
+  the same 100 000 devices (a 10M-row dict loop takes minutes; the rows are a
+  prefix of the 10M set, so the ratio is per device and comparable).
+- ``rollup 10M -> 1M``: per-node totals vs ``np.bincount`` per aggregate.
+
+The numpy baseline implements only device-level rules (enough for the default
+policy); the kernel also applies subsystem and deny rules, VFs and flags.
+
+Run: ``python -m pytest benchmarks/bench_classify.py`` (GPUCLASS_BENCH_QUICK=1: 1M rows).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from gpuclass import _matchspec as MS
+from gpuclass._core_select import core
+from gpuclass.classify import compile_policy
+
+pytestmark = pytest.mark.skipif(not core.IS_COMPILED, reason="benchmarks measure the compiled core")
+
+NV = 0x10DE
+ALLOWED = np.array([0x1B80, 0x1B06, 0x27B0, 0x26B1, 0x2BB1, 0x2BB4, 0x2BB5], dtype=np.uint32)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return 1_000_000 if os.environ.get("GPUCLASS_BENCH_QUICK") == "1" else 10_000_000
+
+
+@pytest.fixture(scope="module")
+def fleet(rows):
+    """A fleet-like mix: most functions are not GPUs; NVIDIA GPUs, audio and USB, a few traps."""
+    rng = np.random.default_rng(2026)
+    vendors = np.array([0x8086, 0x8086, 0x8086, 0x1022, 0x15B3, 0x14E4, 0x1A03, 0x144D, NV, NV], np.uint16)
+    v = rng.choice(vendors, rows)
+    devices = np.array([0x1B80, 0x1B06, 0x27B0, 0x26B1, 0x2BB5, 0x27B2, 0x2BB2, 0x1E30, 0x22BC, 0x1533,
+                        0x2000, 0xA0C8, 0x1017], np.uint16)
+    d = rng.choice(devices, rows)
+    sv = rng.choice(np.array([NV, 0x1028, 0x15D9, 0x17AA], np.uint16), rows)
+    sd = rng.integers(0, 0x10000, rows, dtype=np.uint16)
+    classes = np.array([0x030000, 0x030200, 0x040300, 0x0C0330, 0x020000, 0x010802, 0x060400, 0x0C0500],
+                       np.uint32)
+    c = rng.choice(classes, rows, p=[0.08, 0.07, 0.05, 0.05, 0.3, 0.2, 0.2, 0.05])
+    return v, d, sv, sd, c
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return compile_policy().tables
+
+
+# -- classify 10M ---------------------------------------------------------------
+
+
+@pytest.mark.benchmark(group="classify 10M")
+def test_classify_compiled(benchmark, fleet, tables):
+    benchmark.extra_info["role"] = "gpuclass"
+    status, card, slices = benchmark(core.match_devices, tables, *fleet)
+    assert np.count_nonzero(status == MS.SUPPORTED) > 0
+
+
+def numpy_classify(v, d, sv, sd, c):
+    """Numpy-only classification with packed keys (device-level rules only)."""
+    key = (v.astype(np.uint32) << 16) | d
+    allow_keys = (np.uint32(NV) << 16) | ALLOWED
+    order = np.argsort(allow_keys)
+    sorted_keys = allow_keys[order]
+    hit = np.isin(key, sorted_keys)
+    pos = np.searchsorted(sorted_keys, key)
+    gpu = np.isin(c >> 8, np.array([0x0300, 0x0302], np.uint32))
+    supported = hit & gpu
+    card = np.where(supported, order[np.minimum(pos, len(order) - 1)], -1).astype(np.int16)
+    status = np.where(supported, MS.SUPPORTED,
+                      np.where(gpu & (v == NV), MS.UNSUPPORTED,
+                               np.where(np.isin(c >> 8, np.array([0x0403, 0x0C03, 0x0C80], np.uint32))
+                                        & (v == NV), MS.COMPANION, MS.NOT_GPU))).astype(np.uint8)
+    slices = np.where(supported, 4, 0).astype(np.uint16)
+    return status, card, slices
+
+
+@pytest.mark.benchmark(group="classify 10M")
+def test_classify_numpy(benchmark, fleet, tables):
+    benchmark.extra_info.update(role="baseline", goal=4.0)
+    got = benchmark(numpy_classify, *fleet)
+    want = core.match_devices(tables, *fleet[:2], None, None, fleet[4])
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.benchmark(group="classify 10M")
+def test_classify_copy_floor(benchmark, fleet):
+    benchmark.extra_info.update(role="baseline", goal=0.5)
+    benchmark(lambda: [np.copy(a) for a in fleet])
+
+
+# -- the same devices through a pure-Python dict loop -------------------------------
+
+SAMPLE = 100_000
+
+
+@pytest.mark.benchmark(group="classify 100k pure Python")
+def test_sample_compiled(benchmark, fleet, tables):
+    benchmark.extra_info["role"] = "gpuclass"
+    sample = [a[:SAMPLE] for a in fleet]
+    benchmark(core.match_devices, tables, *sample)
+
+
+def python_classify(v, d, c):
+    allowed = {(NV, int(x)): i for i, x in enumerate(ALLOWED)}
+    gpu_classes = {0x0300, 0x0302}
+    companions = {0x0403, 0x0C03, 0x0C80}
+    status, card, slices = [], [], []
+    for vendor, device, cls in zip(v, d, c):
+        k = allowed.get((vendor, device), -1)
+        if cls >> 8 in gpu_classes:
+            s = MS.SUPPORTED if k >= 0 else (MS.UNSUPPORTED if vendor == NV else MS.NOT_GPU)
+        else:
+            k = -1
+            s = MS.COMPANION if cls >> 8 in companions and vendor == NV else MS.NOT_GPU
+        status.append(s)
+        card.append(k if s == MS.SUPPORTED else -1)
+        slices.append(4 if s == MS.SUPPORTED else 0)
+    return status, card, slices
+
+
+@pytest.mark.benchmark(group="classify 100k pure Python")
+def test_sample_python_dict_loop(benchmark, fleet, tables):
+    benchmark.extra_info.update(role="baseline", goal=100.0)
+    v, d, c = (fleet[i][:SAMPLE].tolist() for i in (0, 1, 4))  # Python ints, as a dict loop would hold them
+    status, card, slices = benchmark.pedantic(python_classify, args=(v, d, c), rounds=3, iterations=1)
+    want = core.match_devices(tables, fleet[0][:SAMPLE], fleet[1][:SAMPLE], None, None, fleet[4][:SAMPLE])
+    assert status == want[0].tolist() and card == want[1].tolist()
+
+
+# -- rollup 10M devices into 1M nodes -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def classified(fleet, tables, rows):
+    status, card, slices = core.match_devices(tables, *fleet)
+    n_nodes = rows // 10
+    # Devices arrive grouped by server, as inventories list them.
+    group = np.sort(np.random.default_rng(7).integers(0, n_nodes, rows))
+    return status, card, slices, group, n_nodes
+
+
+@pytest.mark.benchmark(group="rollup 10M -> 1M")
+def test_rollup_compiled(benchmark, classified):
+    benchmark.extra_info["role"] = "gpuclass"
+    out = benchmark(core.rollup, *classified)
+    assert out.shape == (classified[4], MS.ROLLUP_COLUMNS)
+
+
+def numpy_rollup(status, card, slices, group, n_nodes):
+    count = lambda mask: np.bincount(group[mask], minlength=n_nodes)  # noqa: E731
+    cards = count(status == MS.SUPPORTED)
+    total = np.bincount(group, weights=slices, minlength=n_nodes)
+    unsupported = count(status == MS.UNSUPPORTED)
+    companions = count(status == MS.COMPANION)
+    vfs = count(status == MS.VIRTUAL_FUNCTION)
+    invalid = count(status == MS.INVALID)
+    mixed = (cards > 0) & (unsupported > 0)
+    return cards, total, unsupported, companions, vfs, invalid, mixed
+
+
+@pytest.mark.benchmark(group="rollup 10M -> 1M")
+def test_rollup_numpy_bincount(benchmark, classified):
+    benchmark.extra_info.update(role="baseline", goal=2.0)
+    cards, total, unsupported, *_ = benchmark(numpy_rollup, *classified)
+    out = core.rollup(*classified)
+    assert np.array_equal(out[:, MS.R_CARDS], cards)
+    assert np.array_equal(out[:, MS.R_SLICES], total.astype(np.int64))
+    assert np.array_equal(out[:, MS.R_UNSUPPORTED], unsupported)

@@ -1,0 +1,92 @@
+"""Pydantic result models for the wrappers (provisioner, controller, CLI JSON).
+
+Batch users keep the arrays of :class:`gpuclass.classify.ClassificationResult`;
+these models are built only at the edges, from a handful of devices or nodes.
+
+>>> m = NodeGpuSummary(node="worker-1", gpu_node=True, supported_cards=1, slices=4,
+...                    cards={"rtx-4000-sff-ada": 1})
+>>> m.labels
+{}
+>>> sorted(json_schemas())
+['DeviceClassification', 'GpuCard', 'NodeGpuSummary']
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["GpuCard", "NearMiss", "DeviceClassification", "NodeGpuSummary", "json_schemas",
+           "Status", "GPU_LABEL", "GPU_RESOURCE"]
+
+Status = Literal["not-gpu", "supported", "unsupported", "companion", "virtual-function", "invalid"]
+GPU_LABEL = "autopilot.syself.com/gpu"
+GPU_RESOURCE = "nvidia.com/gpu"
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class GpuCard(BaseModel):
+    """A supported card model of the policy."""
+
+    model_config = _FROZEN
+    id: str
+    name: str
+    family: str
+    kernel_module: Literal["proprietary", "open"]
+    slices: int = Field(description="slices one physical card exposes (time-slicing replicas)")
+    device_ids: list[str] = Field(description="vendor:device[:subvendor:subdevice] rules, hex")
+
+
+class NearMiss(BaseModel):
+    """An unsupported GPU whose name is close to an allowlisted card."""
+
+    model_config = _FROZEN
+    card: str
+    card_name: str
+    reason: str
+
+
+class DeviceClassification(BaseModel):
+    """One PCI function and what the policy makes of it."""
+
+    model_config = _FROZEN
+    index: int
+    address: str | None = None
+    vendor: str
+    device: str
+    subvendor: str | None = None
+    subdevice: str | None = None
+    class_code: str
+    status: Status
+    card: str | None = None
+    card_name: str | None = None
+    slices: int = 0
+    name: str | None = Field(None, description="the pci.ids name, when the bundled database knows it")
+    near_miss: NearMiss | None = None
+    note: str | None = None
+
+
+class NodeGpuSummary(BaseModel):
+    """One node's (or server's) GPUs: supported cards, slices, and what else is there."""
+
+    model_config = _FROZEN
+    node: str | int
+    gpu_node: bool
+    labels: dict[str, str] = Field(default_factory=dict,
+                                   description=f"{GPU_LABEL}=true only on a node with a supported card")
+    cards: dict[str, int] = Field(default_factory=dict, description="supported cards by card id")
+    supported_cards: int = 0
+    slices: int = Field(0, description=f"{GPU_RESOURCE} to advertise, under Capacity and Allocatable")
+    resource: str = GPU_RESOURCE
+    unsupported_gpus: int = 0
+    companions: int = 0
+    virtual_functions: int = 0
+    invalid: int = 0
+    mixed: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+
+def json_schemas() -> dict[str, dict]:
+    """JSON schema of each result model, by model name."""
+    return {m.__name__: m.model_json_schema() for m in (GpuCard, DeviceClassification, NodeGpuSummary)}

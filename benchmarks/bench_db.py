@@ -85,7 +85,7 @@ def test_load_compiled_cache(benchmark, compiled_file):
     assert db.device_name(0x10DE, 0x26B1) is not None
 
 
-@pytest.mark.benchmark(group="load database")
+@pytest.mark.benchmark(group="load database end to end")
 def test_load_through_cache_end_to_end(benchmark, tmp_path_factory, monkeypatch):
     """PciDatabase.load(): stat the source, find its cache, verify every checksum."""
     monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path_factory.mktemp("e2e")))
@@ -100,6 +100,14 @@ def test_load_by_parsing(benchmark, ids_bytes):
     benchmark.extra_info.update(role="baseline", goal=20.0)
     db = benchmark(PciDatabase.from_bytes, ids_bytes)
     assert db.device_name(0x10DE, 0x26B1) is not None
+
+
+@pytest.mark.benchmark(group="load database end to end")
+def test_load_by_reading_and_parsing(benchmark):
+    """The same end to end without a cache: read the file and parse it."""
+    benchmark.extra_info["role"] = "baseline"
+    db = benchmark(PciDatabase.load, cache=False)
+    assert db.cache_path is None
 
 
 # -- 10 million vectorized lookups -------------------------------------------------

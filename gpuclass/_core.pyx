@@ -765,3 +765,6 @@ cdef void fill64(Slot64* t, uint64_t mask, int shift, const uint64_t* keys, Py_s
 # The allowlist matcher kernels live in their own include file (one module, one
 # job per file); its twin is gpuclass._match_py.
 include "_match.pxi"
+
+# sysfs attribute reading helpers (twin: gpuclass._sysfs_py).
+include "_sysfs.pxi"

@@ -16,6 +16,7 @@ import numpy as np
 from . import _pciids as P
 from ._keycheck import as_key_array, check_sorted_keys
 from ._match_py import *  # noqa: F401,F403  (the matcher's twin, see _match.pxi)
+from ._sysfs_py import *  # noqa: F401,F403  (the sysfs helpers' twin, see _sysfs.pxi)
 
 __all__ = ["IS_COMPILED", "scan_pci_ids", "parse_pci_ids", "KeyIndex"]
 

@@ -7,10 +7,17 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-EXE = shutil.which("gpuclass")
+def _entry_point():
+    """The gpuclass script of this interpreter's environment (not whatever PATH finds first)."""
+    beside = Path(sys.executable).with_name("gpuclass")
+    return str(beside) if beside.exists() else shutil.which("gpuclass")
+
+
+EXE = _entry_point()
 
 
 def run(*args, env=None, check_rc=None):

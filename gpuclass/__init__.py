@@ -26,6 +26,18 @@ _LAZY = {
     "SkippedLine": "gpuclass.errors",
     "bundled_path": "gpuclass.locate",
     "system_pci_ids": "gpuclass.locate",
+    "SourceError": "gpuclass.errors",
+    "PolicyError": "gpuclass.errors",
+    "DeviceTable": "gpuclass.devices",
+    "scan_sysfs": "gpuclass.sysfs",
+    "parse_lspci": "gpuclass.lspci",
+    "parse_modalias": "gpuclass.modalias",
+    "cpu_facts": "gpuclass.cpu",
+    "Policy": "gpuclass.policy",
+    "classify": "gpuclass.classify",
+    "classify_table": "gpuclass.classify",
+    "compile_policy": "gpuclass.classify",
+    "summarize": "gpuclass.classify",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

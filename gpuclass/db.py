@@ -48,7 +48,13 @@ __all__ = ["PciDatabase", "default_database", "cache_dir", "TABLES"]
 
 TABLES = _pciids.TABLES
 _ARRAYS = ("blob", "name_start", "name_end") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
-_KEY_DTYPES = dict(zip(TABLES, _pciids.KEY_DTYPES))
+
+# The only dtypes a cache file may declare (little-endian unsigned integers),
+# and the one each array must have.
+_CACHE_DTYPES = {np.dtype(t).str: np.dtype(t) for t in ("<u1", "<u2", "<u4", "<u8")}
+_EXPECTED_DTYPES = {"blob": np.dtype("<u1"), "name_start": np.dtype("<u4"), "name_end": np.dtype("<u4")}
+_EXPECTED_DTYPES.update({f"{t}_keys": np.dtype(d).newbyteorder("<") for t, d in zip(TABLES, _pciids.KEY_DTYPES)})
+_EXPECTED_DTYPES.update({f"{t}_name": np.dtype("<u4") for t in TABLES})
 
 CACHE_MAGIC = b"GPCLSDB\x01"
 CACHE_FORMAT = 1
@@ -65,31 +71,100 @@ def cache_dir() -> Path:
 
 
 class _Table:
-    """One sorted key table with its name indices and a lazily built hash index.
+    """One sorted key table: its keys and name indices, and a lazily built hash index.
 
-    ``check`` (when the table comes from a cache) verifies the arrays' checksums
-    before the first lookup: nothing read from disk is used unverified.
+    Arrays come from ``source`` (see :class:`_Eager` and :class:`_CacheArrays`);
+    a table read from a cache is verified when its arrays are first made.
     """
 
-    __slots__ = ("keys", "names", "_index", "_check")
+    __slots__ = ("name", "_source", "_index")
 
-    def __init__(self, keys: np.ndarray, names: np.ndarray, check=None) -> None:
-        self.keys = keys
-        self.names = names
+    def __init__(self, name: str, source) -> None:
+        self.name = name
+        self._source = source
         self._index = None
-        self._check = check
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self._source.get(f"{self.name}_keys")
+
+    @property
+    def names(self) -> np.ndarray:
+        return self._source.get(f"{self.name}_name")
 
     @property
     def index(self):
         if self._index is None:
-            if self._check is not None:
-                self._check()
-                self._check = None
             self._index = core.KeyIndex(self.keys)
         return self._index
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return self._source.length(f"{self.name}_keys")
+
+
+class _Eager:
+    """Arrays held in memory (a freshly parsed database)."""
+
+    __slots__ = ("_arrays",)
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self._arrays = arrays
+
+    def get(self, name: str) -> np.ndarray:
+        return self._arrays[name]
+
+    def length(self, name: str) -> int:
+        return len(self._arrays[name])
+
+    def verify(self) -> None:
+        pass
+
+
+# Arrays checked together: each table's pair, and the three name arrays.
+_GROUPS = {f"{t}_{part}": (f"{t}_keys", f"{t}_name") for t in TABLES for part in ("keys", "name")}
+_GROUPS.update({a: ("name_start", "name_end", "blob") for a in ("name_start", "name_end", "blob")})
+
+
+class _CacheArrays:
+    """Arrays of a memory-mapped cache file, made and verified on first use.
+
+    Loading a cache therefore costs the header alone; each group of arrays has
+    its CRC-32 and value checks run before anything reads it, so a damaged
+    cache raises :class:`CacheError` rather than answering wrongly.
+    """
+
+    __slots__ = ("_payload", "_layout", "_made", "_where")
+
+    def __init__(self, payload: memoryview, layout: dict, where: str) -> None:
+        self._payload = payload
+        self._layout = layout  # name -> (dtype, offset, count, crc)
+        self._made: dict[str, np.ndarray] = {}
+        self._where = where
+
+    def length(self, name: str) -> int:
+        return self._layout[name][2]
+
+    def get(self, name: str) -> np.ndarray:
+        arr = self._made.get(name)
+        if arr is None:
+            self._make(_GROUPS[name])
+            arr = self._made[name]
+        return arr
+
+    def _make(self, parts) -> None:
+        made = {}
+        for part in parts:
+            dt, offset, count, crc = self._layout[part]
+            arr = np.frombuffer(self._payload, dtype=dt, count=count, offset=offset)
+            if zlib.crc32(arr) != crc:
+                raise CacheError(f"{self._where}: checksum mismatch in {part}")
+            made[part] = arr
+        _check_values(made, parts, self.length("name_start"), self.length("blob"), self._where)
+        self._made.update(made)
+
+    def verify(self) -> None:
+        for name in _ARRAYS:
+            self.get(name)
 
 
 class PciDatabase:
@@ -99,27 +174,33 @@ class PciDatabase:
     (text in memory) or :meth:`load_compiled` (a cache file).
     """
 
-    def __init__(self, arrays: dict[str, np.ndarray], *, source: str = "<memory>",
+    def __init__(self, arrays: dict[str, np.ndarray] | None = None, *, source: str = "<memory>",
                  version: str | None = None, date: str | None = None,
                  sha256: str | None = None, skipped: list[SkippedLine] | None = None,
-                 checks: dict | None = None) -> None:
-        missing = [name for name in _ARRAYS if name not in arrays]
-        if missing:
-            raise InputError(f"database arrays missing: {', '.join(missing)}")
-        self._arrays = arrays
+                 _source=None) -> None:
+        if _source is None:
+            arrays = arrays or {}
+            missing = [name for name in _ARRAYS if name not in arrays]
+            if missing:
+                raise InputError(f"database arrays missing: {', '.join(missing)}")
+            _source = _Eager(arrays)
+        self._source = _source
         self.source = source
         self.version = version
         self.date = date
-        self.sha256 = sha256
+        self._sha256 = sha256
+        self._text: bytes | None = None
         self.skipped: list[SkippedLine] = list(skipped or [])
         self.cache_path: str | None = None
-        self._blob = memoryview(arrays["blob"]).cast("B")
-        self._start = arrays["name_start"]
-        self._end = arrays["name_end"]
-        checks = checks or {}
-        self._names_check = checks.get("names")
-        self._tables = {t: _Table(arrays[f"{t}_keys"], arrays[f"{t}_name"], checks.get(t))
-                        for t in TABLES}
+        self._names = None  # (blob memoryview, starts, ends), made on first name
+        self._tables = {t: _Table(t, _source) for t in TABLES}
+
+    @property
+    def sha256(self) -> str | None:
+        """SHA-256 of the pci.ids text this database was built from."""
+        if self._sha256 is None and self._text is not None:
+            self._sha256 = hashlib.sha256(self._text).hexdigest()
+        return self._sha256
 
     # -- construction ---------------------------------------------------------------
 
@@ -130,10 +211,12 @@ class PciDatabase:
         >>> PciDatabase.from_bytes(b"10de  NVIDIA Corporation\\n").vendor_name(0x10DE)
         'NVIDIA Corporation'
         """
+        data = bytes(data)
         tables, skipped = core.parse_pci_ids(data, strict, source)
         info = header_info(data)
-        return cls(tables, source=source, version=info["version"], date=info["date"],
-                   sha256=hashlib.sha256(data).hexdigest(), skipped=skipped)
+        db = cls(tables, source=source, version=info["version"], date=info["date"], skipped=skipped)
+        db._text = data  # hashed only if someone asks (sha256, save_compiled)
+        return db
 
     @classmethod
     def load(cls, path: str | os.PathLike | None = None, *, strict: bool = True,
@@ -175,6 +258,7 @@ class PciDatabase:
                 db = None
         if db is None:
             db = cls.from_bytes(data, strict=strict, source=os.fspath(src))
+            db._sha256 = digest
             try:
                 db.save_compiled(cpath)
             except OSError:
@@ -197,9 +281,10 @@ class PciDatabase:
         layout = []
         offset = 0
         payload_parts = []
-        compact = _compact_names(self._arrays)
+        arrays = self.arrays()
+        compact = _compact_names(arrays)
         for name in _ARRAYS:
-            arr = np.ascontiguousarray(compact.get(name, self._arrays[name]))
+            arr = np.ascontiguousarray(compact.get(name, arrays[name]))
             arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
             raw = arr.tobytes()
             pad = (-offset) % 8
@@ -250,13 +335,17 @@ class PciDatabase:
         """
         name = os.fspath(path)
         try:
-            with open(name, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if size == 0:
-                    raise CacheError(f"{name}: empty cache file")
-                raw = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            fd = os.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             raise CacheError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        try:
+            if os.fstat(fd).st_size == 0:
+                raise CacheError(f"{name}: empty cache file")
+            raw = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except OSError as exc:
+            raise CacheError(f"{name}: cannot map: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
         try:
             db = cls._from_cache_buffer(raw, name, expect_sha256)
             if verify:
@@ -283,55 +372,41 @@ class PciDatabase:
         payload = memoryview(raw)[head + hlen :]
         if len(payload) != header["payload_len"]:
             raise CacheError(f"{name}: truncated payload")
-        arrays: dict[str, np.ndarray] = {}
-        crcs: dict[str, int] = {}
+        layout: dict[str, tuple] = {}
         for aname, dtype, offset, count, crc in header["arrays"]:
-            if aname not in _ARRAYS or aname in arrays:
+            if aname not in _ARRAYS or aname in layout:
                 raise CacheError(f"{name}: unexpected array {aname!r}")
-            dt = np.dtype(dtype)
-            if dt.kind != "u" or dt.byteorder == ">":
-                raise CacheError(f"{name}: array {aname} has dtype {dtype}")
-            if offset < 0 or count < 0 or offset + count * dt.itemsize > len(payload):
+            dt = _CACHE_DTYPES.get(dtype)
+            if dt is None or dt != _EXPECTED_DTYPES[aname]:
+                raise CacheError(f"{name}: array {aname} has dtype {dtype!r}")
+            if (not isinstance(offset, int) or not isinstance(count, int) or offset < 0 or count < 0
+                    or offset + count * dt.itemsize > len(payload)):
                 raise CacheError(f"{name}: array {aname} lies outside the payload")
-            arrays[aname] = np.frombuffer(payload, dtype=dt, count=count, offset=offset)
-            crcs[aname] = int(crc)
-        missing = [a for a in _ARRAYS if a not in arrays]
+            layout[aname] = (dt, offset, count, int(crc))
+        missing = [a for a in _ARRAYS if a not in layout]
         if missing:
             raise CacheError(f"{name}: arrays missing: {', '.join(missing)}")
-        _check_shapes(arrays, name)
-
-        def checker(*parts):
-            def check():
-                for part in parts:
-                    if zlib.crc32(arrays[part]) != crcs[part]:
-                        raise CacheError(f"{name}: checksum mismatch in {part}")
-                _check_values(arrays, parts, name)
-            return check
-
-        checks = {t: checker(f"{t}_keys", f"{t}_name") for t in TABLES}
-        checks["names"] = checker("name_start", "name_end", "blob")
-        db = cls(arrays, source=header.get("source") or name, version=header.get("version"),
-                 date=header.get("date"), sha256=header.get("sha256"), checks=checks)
+        if layout["name_start"][2] != layout["name_end"][2] or any(
+                layout[f"{t}_keys"][2] != layout[f"{t}_name"][2] for t in TABLES):
+            raise CacheError(f"{name}: arrays of one table differ in length")
+        db = cls(source=header.get("source") or name, version=header.get("version"),
+                 date=header.get("date"), sha256=header.get("sha256"),
+                 _source=_CacheArrays(payload, layout, name))
         db.cache_path = name
         return db
 
     def verify(self) -> None:
         """Run every pending cache check now (raises :class:`CacheError`)."""
-        if self._names_check is not None:
-            self._names_check()
-            self._names_check = None
-        for t in self._tables.values():
-            if t._check is not None:
-                t._check()
-                t._check = None
+        self._source.verify()
 
     # -- names -----------------------------------------------------------------------
 
     def _name(self, i: int) -> str:
-        if self._names_check is not None:
-            self._names_check()
-            self._names_check = None
-        return bytes(self._blob[int(self._start[i]) : int(self._end[i])]).decode("utf-8")
+        if self._names is None:
+            src = self._source
+            self._names = (memoryview(src.get("blob")).cast("B"), src.get("name_start"), src.get("name_end"))
+        blob, start, end = self._names
+        return bytes(blob[int(start[i]) : int(end[i])]).decode("utf-8")
 
     def _find(self, table: str, key: int) -> str | None:
         t = self._tables[table]
@@ -446,7 +521,7 @@ class PciDatabase:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The raw arrays (read-only views where loaded from a cache)."""
-        return dict(self._arrays)
+        return {name: self._source.get(name) for name in _ARRAYS}
 
     def info(self) -> dict:
         """Source, version, date, hash, counts and the core in use."""
@@ -456,7 +531,8 @@ class PciDatabase:
             "date": self.date,
             "sha256": self.sha256,
             "counts": self.counts(),
-            "names_bytes": int(np.sum(self._end.astype(np.int64) - self._start)),
+            "names_bytes": int(np.sum(self._source.get("name_end").astype(np.int64)
+                                      - self._source.get("name_start"))),
             "cache": self.cache_path,
             "core": "compiled" if core.IS_COMPILED else "python",
             "skipped_lines": len(self.skipped),
@@ -517,33 +593,20 @@ def _compact_names(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
-def _check_shapes(arrays: dict[str, np.ndarray], name: str) -> None:
-    """Cheap structural checks done at load: dtypes and lengths."""
-    start, end = arrays["name_start"], arrays["name_end"]
-    if arrays["blob"].dtype != np.uint8 or start.dtype != np.uint32 or end.dtype != np.uint32 \
-            or len(start) != len(end):
-        raise CacheError(f"{name}: bad name arrays")
-    for t in TABLES:
-        keys, names = arrays[f"{t}_keys"], arrays[f"{t}_name"]
-        if keys.dtype != _KEY_DTYPES[t] or names.dtype != np.uint32 or len(keys) != len(names):
-            raise CacheError(f"{name}: table {t} has the wrong shape or dtype")
-
-
-def _check_values(arrays: dict[str, np.ndarray], parts, name: str) -> None:
-    """Value checks that make a table safe to index, run with its checksum."""
-    start, end = arrays["name_start"], arrays["name_end"]
-    n_names = len(start)
+def _check_values(arrays: dict[str, np.ndarray], parts, n_names: int, blob_len: int, where: str) -> None:
+    """Value checks that make a group of arrays safe to index, run with its checksums."""
     for part in parts:
         arr = arrays[part]
         if part == "name_end":
-            if n_names and (bool(np.any(end < start)) or int(end.max()) > len(arrays["blob"])):
-                raise CacheError(f"{name}: name offsets outside the blob")
+            start = arrays["name_start"]
+            if n_names and (bool(np.any(arr < start)) or int(arr.max()) > blob_len):
+                raise CacheError(f"{where}: name offsets outside the blob")
         elif part.endswith("_keys"):
             if len(arr) > 1 and not bool(np.all(arr[1:] > arr[:-1])):
-                raise CacheError(f"{name}: {part} are not sorted")
+                raise CacheError(f"{where}: {part} are not sorted")
         elif part.endswith("_name"):
             if len(arr) and int(arr.max()) >= n_names:
-                raise CacheError(f"{name}: {part} point past the name table")
+                raise CacheError(f"{where}: {part} point past the name table")
 
 
 def _stat_alias(cdir: Path, src: Path) -> Path | None:

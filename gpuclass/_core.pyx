@@ -720,43 +720,30 @@ cdef class KeyIndex:
         if n == 0:
             return out
         cdef int32_t[::1] ov = out
+        cdef const uint8_t[::1] q8
+        cdef const uint16_t[::1] q16
+        cdef const uint32_t[::1] q32
+        cdef const uint64_t[::1] q64
         if q.dtype == np.uint16:
-            self._run16(q, ov)
+            q16 = q
+            self._run(&q16[0], n, &ov[0])
         elif q.dtype == np.uint32:
-            self._run32(q, ov)
+            q32 = q
+            self._run(&q32[0], n, &ov[0])
         elif q.dtype == np.uint64:
-            self._run64(q, ov)
+            q64 = q
+            self._run(&q64[0], n, &ov[0])
         else:
-            self._run8(q, ov)
+            q8 = q
+            self._run(&q8[0], n, &ov[0])
         return out
 
-    cdef void _run8(self, const uint8_t[::1] q, int32_t[::1] ov):
+    cdef void _run(self, const key_t* q, Py_ssize_t n, int32_t* out):
         with nogil:
             if self._wide:
-                lookup64(<const Slot64*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
+                lookup64(<const Slot64*> self._slots, self._mask, self._shift, q, n, out)
             else:
-                lookup32(<const Slot32*> self._slots, self._mask, self._shift32, &q[0], q.shape[0], &ov[0])
-
-    cdef void _run16(self, const uint16_t[::1] q, int32_t[::1] ov):
-        with nogil:
-            if self._wide:
-                lookup64(<const Slot64*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
-            else:
-                lookup32(<const Slot32*> self._slots, self._mask, self._shift32, &q[0], q.shape[0], &ov[0])
-
-    cdef void _run32(self, const uint32_t[::1] q, int32_t[::1] ov):
-        with nogil:
-            if self._wide:
-                lookup64(<const Slot64*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
-            else:
-                lookup32(<const Slot32*> self._slots, self._mask, self._shift32, &q[0], q.shape[0], &ov[0])
-
-    cdef void _run64(self, const uint64_t[::1] q, int32_t[::1] ov):
-        with nogil:
-            if self._wide:
-                lookup64(<const Slot64*> self._slots, self._mask, self._shift, &q[0], q.shape[0], &ov[0])
-            else:
-                lookup32(<const Slot32*> self._slots, self._mask, self._shift32, &q[0], q.shape[0], &ov[0])
+                lookup32(<const Slot32*> self._slots, self._mask, self._shift32, q, n, out)
 
 
 cdef void fill32(Slot32* t, uint64_t mask, int shift32, const uint64_t* keys, Py_ssize_t n) noexcept nogil:

@@ -544,24 +544,22 @@ class PciDatabase:
                 f"vendors={c['vendor']}, devices={c['device']}, subsystems={c['subsys']})")
 
 
-def _id16(value: int, name: str) -> int:
+def _int_id(value: int, name: str, bits: int) -> int:
     try:
         v = int(value)
     except (TypeError, ValueError):
         raise InputError(f"{name}: expected an integer ID, got {value!r}") from None
-    if not 0 <= v <= 0xFFFF:
-        raise InputError(f"{name}: {v:#x} is outside 0x0000..0xffff")
+    if not 0 <= v < (1 << bits):
+        raise InputError(f"{name}: {v:#x} is outside 0..{(1 << bits) - 1:#x}")
     return v
+
+
+def _id16(value: int, name: str) -> int:
+    return _int_id(value, name, 16)
 
 
 def _id8(value: int, name: str) -> int:
-    try:
-        v = int(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: expected an integer, got {value!r}") from None
-    if not 0 <= v <= 0xFF:
-        raise InputError(f"{name}: {v:#x} is outside 0x00..0xff")
-    return v
+    return _int_id(value, name, 8)
 
 
 def _pair(a, b, na: str, nb: str):

@@ -29,16 +29,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._names import HOST_LABELS, RUNTIME_CLASS
 from .errors import SourceError
 from .models import GPU_LABEL, GPU_RESOURCE, DeviceClassification, GpuCard, NodeGpuSummary
 
 __all__ = ["CpuReport", "HardwareReport", "Decision", "InstallPlan", "inspect", "plan",
            "HOST_LABELS", "RUNTIME_CLASS"]
 
-# The label that puts a bare-metal host object into the GPU machine pool.
-HOST_LABELS = {"hardware": "gpu"}
-# The RuntimeClass of the Kata (VM-isolated) runtime that pods opt into.
-RUNTIME_CLASS = "secure"
 _MODEL = ConfigDict(frozen=True, extra="forbid")
 
 

@@ -136,3 +136,25 @@ def dig(obj: dict, path: str, default: Any = None) -> Any:
             return default
         cur = cur[key]
     return default if cur is None else cur
+
+
+def dump_yaml(obj: Any) -> str:
+    """YAML for people and ``kubectl apply``: keys in order, multi-line strings as ``|`` blocks.
+
+    >>> print(dump_yaml({"data": {"f": "a: 1\\nb: 2\\n"}}), end="")
+    data:
+      f: |
+        a: 1
+        b: 2
+    """
+    import yaml
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _str(dumper, value):
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    _Dumper.add_representer(str, _str)
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False)

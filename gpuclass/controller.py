@@ -48,7 +48,7 @@ SLICES_PER_CARD = int(DEFAULT_POLICY["slices_per_card"])
 GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
 SHARED_MEMORY_WARNING = (
-    f"a {GPU_RESOURCE} slice is a time-slice of a whole card, not a part of it: up to "
+    f"each {GPU_RESOURCE} slice is a time-slice of a whole card, not a part of it: up to "
     f"{SLICES_PER_CARD} pods share the card's memory with no quota and no fault isolation, "
     "so size the workload for what the others leave")
 _MODEL = ConfigDict(frozen=True, extra="forbid")
@@ -252,13 +252,13 @@ def _container(c: Any, path: str, init: bool, source: str | None) -> ContainerGp
         try:
             q = parse_quantity(raw)
         except ValueError:
-            errors.append(f"{field}: Invalid value: {str(raw)!r}: not a Kubernetes quantity")
+            errors.append(f"{field}: Invalid value: "{raw}": not a Kubernetes quantity")
             parsed[which] = None
             continue
         if q < 0:
-            errors.append(f"{field}: Invalid value: {str(raw)!r}: must be greater than or equal to 0")
+            errors.append(f"{field}: Invalid value: "{raw}": must be greater than or equal to 0")
         elif q.denominator != 1:
-            errors.append(f"{field}: Invalid value: {str(raw)!r}: must be an integer")
+            errors.append(f"{field}: Invalid value: "{raw}": must be an integer")
         parsed[which] = q
     req, lim = parsed["requests"], parsed["limits"]
     # Extended resources are never overcommitted: a limit alone sets the request,
@@ -268,7 +268,7 @@ def _container(c: Any, path: str, init: bool, source: str | None) -> ContainerGp
                       "Limit must be set for non overcommitable resources")
     elif req is not None and lim is not None and req != lim:
         errors.append(f"{path}.resources.requests[{GPU_RESOURCE}]: Invalid value: "
-                      f"{str(values['requests'])!r}: must be equal to {GPU_RESOURCE} limit of "
+                      f"\"{values['requests']}\": must be equal to {GPU_RESOURCE} limit of "
                       f"{values['limits']}")
     effective = lim if lim is not None else req
     slices = int(effective) if effective is not None and effective.denominator == 1 and effective > 0 else 0

@@ -252,13 +252,13 @@ def _container(c: Any, path: str, init: bool, source: str | None) -> ContainerGp
         try:
             q = parse_quantity(raw)
         except ValueError:
-            errors.append(f"{field}: Invalid value: "{raw}": not a Kubernetes quantity")
+            errors.append(f'{field}: Invalid value: "{raw}": not a Kubernetes quantity')
             parsed[which] = None
             continue
         if q < 0:
-            errors.append(f"{field}: Invalid value: "{raw}": must be greater than or equal to 0")
+            errors.append(f'{field}: Invalid value: "{raw}": must be greater than or equal to 0')
         elif q.denominator != 1:
-            errors.append(f"{field}: Invalid value: "{raw}": must be an integer")
+            errors.append(f'{field}: Invalid value: "{raw}": must be an integer')
         parsed[which] = q
     req, lim = parsed["requests"], parsed["limits"]
     # Extended resources are never overcommitted: a limit alone sets the request,

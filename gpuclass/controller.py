@@ -86,17 +86,22 @@ def node_labels(hw: Any) -> dict[str, str]:
     return {GPU_LABEL: "true"} if s.supported_cards > 0 else {}
 
 
-def labels_patch(hw: Any, node: str | None = None) -> dict:
-    """A Node merge patch (``kubectl patch node N --type merge -p ...``) for the label.
+def labels_patch(hw: Any, node: str | None = None, *, remove_stale: bool = False) -> dict:
+    """A Node merge patch (``kubectl patch node N --type merge -p ...``) with the GPU label.
 
-    A node without a supported card gets ``null`` for the label, which removes a
-    stale one and sets nothing.
+    A node without a supported card gets nothing: an empty ``labels``.  With
+    ``remove_stale`` it gets ``null`` for the label instead, which deletes a label
+    left from earlier hardware (a merge patch, no longer a valid Node object).
 
     >>> from gpuclass.provisioner import HardwareReport
     >>> labels_patch(HardwareReport.example(None), "n1")["metadata"]
-    {'name': 'n1', 'labels': {'autopilot.syself.com/gpu': None}}
+    {'name': 'n1', 'labels': {}}
+    >>> labels_patch(HardwareReport.example(None), remove_stale=True)["metadata"]
+    {'labels': {'autopilot.syself.com/gpu': None}}
     """
-    labels: dict[str, str | None] = dict(node_labels(hw)) or {GPU_LABEL: None}
+    labels: dict[str, str | None] = dict(node_labels(hw))
+    if not labels and remove_stale:
+        labels[GPU_LABEL] = None
     meta: dict[str, Any] = {"name": node} if node else {}
     meta["labels"] = labels
     return {"apiVersion": "v1", "kind": "Node", "metadata": meta}

@@ -36,11 +36,14 @@ def register(sub) -> None:
     add_report(src)
     what = p.add_mutually_exclusive_group()
     what.add_argument("--patch", action="store_true",
-                      help="print a Node merge patch (JSON) that sets, or removes, the GPU label")
+                      help="print a Node merge patch (JSON) with the GPU label")
     what.add_argument("--configmap", action="store_true",
                       help="print the device plugin's time-slicing ConfigMap (YAML; JSON with "
                            "--format json); reads no machine")
     p.add_argument("--node", default=None, metavar="NAME", help="node name for --patch")
+    p.add_argument("--remove-stale", action="store_true",
+                   help="--patch: on a node without a supported card, delete the GPU label "
+                        "(default: set nothing)")
     p.add_argument("--name", default="nvidia-device-plugin-config",
                    help="ConfigMap name (default: %(default)s)")
     p.add_argument("--namespace", default="kube-system", help="ConfigMap namespace (default: %(default)s)")
@@ -63,7 +66,7 @@ def run(args) -> int:
         return 0
     report = hardware_report(args)
     if args.patch:
-        patch = controller.labels_patch(report, args.node)
+        patch = controller.labels_patch(report, args.node, remove_stale=args.remove_stale)
         if args.format == "json":
             emit_json(patch)
         else:  # one line, for kubectl patch -p "$(...)"

@@ -41,7 +41,7 @@ from .models import GPU_LABEL, GPU_RESOURCE, NodeGpuSummary
 __all__ = ["node_labels", "labels_patch", "expected_gpus", "expected_resources",
            "device_plugin_config", "device_plugin_configmap", "validate_pod", "PodValidation",
            "ContainerGpu", "diagnose", "Diagnosis", "Finding", "GPU_LABEL", "GPU_RESOURCE",
-           "SLICES_PER_CARD", "too_large_message", "SHARED_MEMORY_WARNING"]
+           "SLICES_PER_CARD", "too_large_message", "SHARED_MEMORY_WARNING", "POD_TEMPLATE_KINDS"]
 
 SLICES_PER_CARD = int(DEFAULT_POLICY["slices_per_card"])
 # GPU Feature Discovery labels, read when present to name the card and count it.
@@ -172,7 +172,7 @@ def device_plugin_configmap(name: str = "nvidia-device-plugin-config",
 # -- pod validation ------------------------------------------------------------------
 
 # kind -> where its PodSpec lives
-_POD_SPEC = {
+POD_TEMPLATE_KINDS = _POD_SPEC = {
     "Pod": "spec",
     "PodTemplate": "template.spec",
     "Deployment": "spec.template.spec",

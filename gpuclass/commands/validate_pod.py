@@ -36,7 +36,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from .._manifest import read_documents
-    from ..controller import _POD_SPEC, validate_pod
+    from ..controller import POD_TEMPLATE_KINDS, validate_pod
     from ..errors import ManifestError
 
     results, skipped = [], []
@@ -44,7 +44,7 @@ def run(args) -> int:
         docs, source = read_documents(path)
         for i, doc in enumerate(docs):
             kind = doc.get("kind") if isinstance(doc, dict) else None
-            if kind is not None and kind not in _POD_SPEC:
+            if kind is not None and kind not in POD_TEMPLATE_KINDS:
                 name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
                 skipped.append({"source": source, "document": i, "kind": kind, "name": name})
                 continue

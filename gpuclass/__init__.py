@@ -38,6 +38,25 @@ _LAZY = {
     "classify_table": "gpuclass.classify",
     "compile_policy": "gpuclass.classify",
     "summarize": "gpuclass.classify",
+    "ManifestError": "gpuclass.errors",
+    # the provisioner's wrapper
+    "inspect": "gpuclass.provisioner",
+    "plan": "gpuclass.provisioner",
+    "HardwareReport": "gpuclass.provisioner",
+    "InstallPlan": "gpuclass.provisioner",
+    "Decision": "gpuclass.provisioner",
+    "CpuReport": "gpuclass.provisioner",
+    # the controller's wrapper
+    "node_labels": "gpuclass.controller",
+    "labels_patch": "gpuclass.controller",
+    "expected_gpus": "gpuclass.controller",
+    "expected_resources": "gpuclass.controller",
+    "device_plugin_config": "gpuclass.controller",
+    "device_plugin_configmap": "gpuclass.controller",
+    "validate_pod": "gpuclass.controller",
+    "PodValidation": "gpuclass.controller",
+    "diagnose": "gpuclass.controller",
+    "Diagnosis": "gpuclass.controller",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

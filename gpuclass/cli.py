@@ -26,7 +26,12 @@ from .errors import GpuclassError, InputError
 EXIT_OK, EXIT_FOUND_PROBLEM, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
 EPILOG = """examples:
-  gpuclass scan                          classify this machine's GPUs
+  gpuclass scan                          classify this machine's GPUs: cards, slices
+  gpuclass plan                          what the provisioner installs here, and why
+  gpuclass labels --patch --node NAME    the node's GPU label as a merge patch
+  gpuclass labels --configmap            the device plugin's time-slicing ConfigMap
+  gpuclass validate-pod pod.yaml         one nvidia.com/gpu per container at most
+  gpuclass diagnose node.yaml            why GPU pods do not schedule on a node
   gpuclass lookup 10de:27b0              names of a vendor:device
   gpuclass lookup 10de:1e30:10de:12ba    ... and of a subsystem
   gpuclass db info --format json         which pci.ids is in use

@@ -22,6 +22,7 @@ __all__ = [
     "SkippedLine",
     "SourceError",
     "PolicyError",
+    "ManifestError",
 ]
 
 
@@ -106,3 +107,25 @@ class PolicyError(GpuclassError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.path, self.reason, self.errors, self.source))
+
+
+class ManifestError(GpuclassError, ValueError):
+    """A Kubernetes object that cannot be read: malformed YAML, an unexpected kind,
+    a missing field.  ``source`` names the file (or ``None``), ``path`` the field.
+
+    A pod that reads fine but asks for too much is not a ``ManifestError``: it is a
+    failed validation with its reasons.
+
+    >>> str(ManifestError("spec.containers", "missing", source="pod.yaml"))
+    'pod.yaml: spec.containers: missing'
+    """
+
+    def __init__(self, path: str, reason: str, source: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.source = source
+        where = ": ".join(p for p in (source, path) if p)
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.reason, self.source))

@@ -17,12 +17,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._names import GPU_LABEL, GPU_RESOURCE
+
 __all__ = ["GpuCard", "NearMiss", "DeviceClassification", "NodeGpuSummary", "json_schemas",
            "Status", "GPU_LABEL", "GPU_RESOURCE"]
 
 Status = Literal["not-gpu", "supported", "unsupported", "companion", "virtual-function", "invalid"]
-GPU_LABEL = "autopilot.syself.com/gpu"
-GPU_RESOURCE = "nvidia.com/gpu"
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 

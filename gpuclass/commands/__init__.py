@@ -10,4 +10,8 @@ COMMANDS = {
     "lookup": "gpuclass.commands.lookup",
     "db": "gpuclass.commands.db",
     "scan": "gpuclass.commands.scan",
+    "plan": "gpuclass.commands.plan",
+    "labels": "gpuclass.commands.labels",
+    "validate-pod": "gpuclass.commands.validate_pod",
+    "diagnose": "gpuclass.commands.diagnose",
 }

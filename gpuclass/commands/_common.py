@@ -47,3 +47,57 @@ def emit_table(rows: list[tuple[str, ...]]) -> None:
     for row in rows:
         cells = [cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]
         sys.stdout.write("  ".join(cells).rstrip() + "\n")
+
+
+def add_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", default=None, metavar="DIR",
+                        help="read the machine mounted at DIR (its sys/, proc/ and dev/; default: /)")
+
+
+def add_policy(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", default=None, metavar="FILE",
+                        help="allowlist policy (JSON, YAML or TOML; default: the platform's)")
+
+
+def add_report(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--report", default=None, metavar="FILE",
+                        help="a hardware report ('gpuclass plan --format json') instead of --root")
+
+
+def hardware_report(args):
+    """The HardwareReport of ``--report FILE`` or of the machine at ``--root``."""
+    from ..provisioner import inspect
+
+    if getattr(args, "report", None):
+        return load_report(args.report)
+    return inspect(args.root or "/", policy=getattr(args, "policy", None))
+
+
+def load_report(path: str):
+    """A HardwareReport from JSON: the report itself, or a plan's ``{"report": ...}``."""
+    from pydantic import ValidationError
+
+    from ..errors import ManifestError
+    from ..provisioner import HardwareReport
+
+    if path == "-":
+        text = sys.stdin.read()
+    else:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(f"line {exc.lineno}", f"malformed JSON: {exc.msg}", path) from None
+    if isinstance(data, dict) and isinstance(data.get("report"), dict):
+        data = data["report"]
+    try:
+        return HardwareReport.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise ManifestError(where, f"not a hardware report: {err['msg']}", path) from None
+
+
+def yes(flag: bool) -> str:
+    return "yes" if flag else "no"

@@ -1,4 +1,9 @@
-"""``gpuclass scan``: this machine's (or a root's, or a dump's) PCI devices.
+"""``gpuclass scan``: this machine's (or a root's, or a dump's) PCI devices, classified.
+
+Each device shows its classification (status, supported card, slices); below
+the devices come the machine's supported cards, its slice total and the node
+label it earns, and why any other NVIDIA GPU is not supported.  The default
+policy is applied without pydantic, so the command stays quick.
 
 Exit codes: 0 when every device read cleanly, 1 when some device is flagged
 (its reason is shown), 3 when the source cannot be read at all.
@@ -7,25 +12,32 @@ Exit codes: 0 when every device read cleanly, 1 when some device is flagged
 from __future__ import annotations
 
 import argparse
+import sys
 
-from ._common import add_db, add_format, emit_json, emit_table
+import numpy as np
+
+from ._common import add_db, add_format, add_policy, emit_json, emit_table
 
 EXAMPLES = """examples:
-  gpuclass scan
+  gpuclass scan                              this machine: devices, cards, slices
   gpuclass scan --root /mnt/target --format json
   gpuclass scan --lspci collected/lspci-nnmm.txt
+  gpuclass scan --policy allowlist.yaml      classify against another allowlist
 """
 
 
 def register(sub) -> None:
-    p = sub.add_parser("scan", help="list the PCI devices of this machine",
-                       description="List PCI devices with address, IDs, names, class and flags.",
+    p = sub.add_parser("scan", help="classify this machine's PCI devices and GPUs",
+                       description="List PCI devices with address, IDs, class, flags and their "
+                                   "classification (status, card, slices), then the supported "
+                                   "cards and slice total.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--root", default=None, metavar="DIR",
                      help="scan DIR/sys/bus/pci/devices (default: /)")
     src.add_argument("--lspci", default=None, metavar="FILE",
                      help="read a collected lspci -nnmm / -vmm -nn / -n dump instead")
+    add_policy(p)
     add_format(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -45,6 +57,75 @@ def _names(db, table, i: int) -> dict[str, str | None]:
     return out
 
 
+def _summary(result, records) -> dict:
+    """The machine's rollup as plain data (no pydantic on the default path)."""
+    from ..classify import SUPPORTED
+    from .._names import GPU_LABEL, GPU_RESOURCE
+
+    roll = result.summary()
+    cards = result.compiled.cards
+    sel = result.card[result.status == SUPPORTED]
+    counts = np.bincount(sel, minlength=len(cards)) if sel.size else np.zeros(len(cards), int)
+    n_cards = int(roll.cards[0])
+    warnings: list[str] = []
+    if int(roll.mixed[0]) or int(roll.invalid[0]):
+        warnings = list(roll.node(0).warnings)  # rare: the model words them
+    return {
+        "supported_cards": n_cards,
+        "cards": {cards[c]["id"]: int(n) for c, n in enumerate(counts.tolist()) if n},
+        "slices": int(roll.slices[0]),
+        "resource": GPU_RESOURCE,
+        "gpu_node": n_cards > 0,
+        "labels": {GPU_LABEL: "true"} if n_cards else {},
+        "unsupported_gpus": int(roll.unsupported[0]),
+        "companions": int(roll.companions[0]),
+        "virtual_functions": int(roll.virtual_functions[0]),
+        "invalid": int(roll.invalid[0]),
+        "warnings": warnings,
+    }
+
+
+def _classify(table, db, policy, records) -> dict:
+    """Add status, card and slices to each record; return the machine's summary."""
+    from ..classify import NOT_GPU, STATUS_NAMES, SUPPORTED, classify_table
+
+    result = classify_table(table, policy)
+    cards = result.compiled.cards
+    status, card, slices = result.status.tolist(), result.card.tolist(), result.slices.tolist()
+    for i, rec in enumerate(records):
+        st, c = status[i], card[i]
+        rec["status"] = STATUS_NAMES[st]
+        rec["card"] = cards[c]["id"] if c >= 0 else None
+        rec["card_name"] = cards[c]["name"] if c >= 0 else None
+        rec["slices"] = slices[i]
+        rec["note"] = rec["near_miss"] = None
+        if st not in (NOT_GPU, SUPPORTED):  # few: say why they get nothing
+            _, miss, note = result.explain(i, db)
+            rec["note"] = note
+            rec["near_miss"] = None if miss is None else miss._asdict()
+    return _summary(result, records)
+
+
+def _footer(summary: dict, records: list[dict]) -> list[str]:
+    lines = [""]
+    n = summary["supported_cards"]
+    if n:
+        cards = ", ".join(f"{k} x{v}" for k, v in summary["cards"].items())
+        lines.append(f"supported cards: {n} ({cards})")
+        lines.append(f"slices: {summary['slices']} {summary['resource']} "
+                     "(Capacity and Allocatable)")
+        lines.append("node label: " + ", ".join(f"{k}={v}" for k, v in summary["labels"].items()))
+    else:
+        lines.append("supported cards: 0: no GPU support, no node label, no slices")
+    for rec in records:
+        if rec["status"] == "unsupported":
+            why = rec["note"] + (f"; {rec['near_miss']['reason']}" if rec["near_miss"] else "")
+            lines.append(f"unsupported GPU {rec['address'] or '-'} "
+                         f"({rec['vendor']}:{rec['device']}): {why}")
+    lines += [f"warning: {w}" for w in summary["warnings"]]
+    return lines
+
+
 def run(args) -> int:
     from ..db import default_database
 
@@ -62,10 +143,13 @@ def run(args) -> int:
     for i, rec in enumerate(records):
         if not invalid[i]:
             rec.update(_names(db, table, i))
+    summary = _classify(table, db, args.policy, records)
     if args.format == "json":
-        emit_json({"source": table.source, "count": len(table), "devices": records})
+        emit_json({"source": table.source, "count": len(table), "devices": records,
+                   "summary": summary})
     else:
-        rows = [("ADDRESS", "CLASS", "ID", "SUBSYSTEM", "REV", "DRIVER", "FLAGS", "NAME")]
+        rows = [("ADDRESS", "CLASS", "ID", "SUBSYSTEM", "REV", "DRIVER", "FLAGS", "STATUS", "CARD",
+                 "SLICES", "NAME")]
         for rec in records:
             if rec["problem"] is not None:
                 name = f"INVALID: {rec['problem']}"
@@ -74,6 +158,8 @@ def run(args) -> int:
                                             rec["device_name"] or f"Device [{rec['device']}]") if x)
             rows.append((rec["address"] or "-", rec["class"], f"{rec['vendor']}:{rec['device']}",
                          rec["subsystem"] or "-", rec["revision"] or "-", rec["driver"] or "-",
-                         ",".join(rec["flags"]) or "-", name))
+                         ",".join(rec["flags"]) or "-", rec["status"], rec["card"] or "-",
+                         str(rec["slices"]), name))
         emit_table(rows)
+        sys.stdout.write("\n".join(_footer(summary, records)) + "\n")
     return 1 if invalid.any() else 0

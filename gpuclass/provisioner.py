@@ -1,0 +1,320 @@
+"""The provisioner's wrapper: inspect a machine, then plan what it needs.
+
+The platform's provisioner runs once per machine in a rescue system.  It calls
+:func:`inspect` on the machine (or on a mounted root) and gets a
+:class:`HardwareReport`: the PCI functions that matter with their
+classification, the supported and unsupported GPUs, and the CPU's
+virtualization facts.  :func:`plan` turns a report into an
+:class:`InstallPlan`, one :class:`Decision` per thing to install, each with the
+reason a person can read in the provisioning log.
+
+Both models are pydantic and round-trip through JSON, so a report taken in the
+rescue system can be planned, or diagnosed, elsewhere.
+
+>>> report = HardwareReport.example("rtx-4000-sff-ada")
+>>> p = plan(report)
+>>> p.nvidia_driver.install, p.kernel_module.value, p.host_labels.labels
+(True, 'open', {'hardware': 'gpu'})
+>>> p.secure_runtime.install, p.secure_runtime.value
+(True, 'secure')
+>>> HardwareReport.model_validate_json(report.model_dump_json()) == report
+True
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._names import HOST_LABELS, RUNTIME_CLASS
+from .errors import SourceError
+from .models import GPU_LABEL, GPU_RESOURCE, DeviceClassification, GpuCard, NodeGpuSummary
+
+__all__ = ["CpuReport", "HardwareReport", "Decision", "InstallPlan", "inspect", "plan",
+           "HOST_LABELS", "RUNTIME_CLASS"]
+
+_MODEL = ConfigDict(frozen=True, extra="forbid")
+
+
+class CpuReport(BaseModel):
+    """The CPU facts the secure runtime depends on (see :mod:`gpuclass.cpu`)."""
+
+    model_config = _MODEL
+    vendor: str | None = None
+    model_name: str | None = None
+    logical_cpus: int = 0
+    vmx: bool = False
+    svm: bool = False
+    hypervisor: bool = False
+    kvm_device: bool | None = Field(None, description="/dev/kvm exists (None: not checked)")
+    hardware_virtualization: bool = Field(
+        False, description="vmx or svm on bare metal (no hypervisor flag)")
+    reason: str = ""
+
+    @classmethod
+    def from_facts(cls, facts) -> CpuReport:
+        """From a :class:`gpuclass.cpu.CpuFacts`."""
+        d = facts.to_dict()
+        return cls(vendor=d["vendor"], model_name=d["model_name"], logical_cpus=d["logical_cpus"],
+                   vmx=d["vmx"], svm=d["svm"], hypervisor=d["hypervisor"],
+                   kvm_device=d["kvm_device"],
+                   hardware_virtualization=d["hardware_virtualization"], reason=d["reason"])
+
+
+class HardwareReport(BaseModel):
+    """What :func:`inspect` found on one machine.
+
+    ``devices`` holds every PCI function that is not plainly "not a GPU":
+    supported and unsupported GPUs, their companion functions, virtual
+    functions and unreadable records.  ``cards`` are the supported card models
+    present (with their kernel module flavour), ``summary`` the node rollup
+    (cards, slices, label).  ``cpu`` is ``None`` when the CPU could not be read.
+    """
+
+    model_config = _MODEL
+    root: str
+    source: str = Field(description="where the PCI devices were read")
+    pci_devices: int = Field(description="PCI functions scanned, all classes")
+    devices: list[DeviceClassification] = Field(default_factory=list)
+    supported_gpus: list[DeviceClassification] = Field(default_factory=list)
+    unsupported_gpus: list[DeviceClassification] = Field(default_factory=list)
+    cards: list[GpuCard] = Field(default_factory=list, description="supported card models present")
+    summary: NodeGpuSummary
+    cpu: CpuReport | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def supported_cards(self) -> int:
+        return self.summary.supported_cards
+
+    @property
+    def slices(self) -> int:
+        return self.summary.slices
+
+    @classmethod
+    def example(cls, card: str | None = "rtx-4000-sff-ada", count: int = 1, *,
+                cpu: Literal["intel", "amd", "vm", "nested"] = "intel") -> HardwareReport:
+        """A small synthetic report: ``count`` cards of one allowlisted model (or none).
+
+        For examples and tests; real reports come from :func:`inspect`.
+
+        >>> HardwareReport.example(None, cpu="vm").summary.gpu_node
+        False
+        """
+        import numpy as np
+
+        from .classify import classify, compile_policy
+        from .cpu import parse_cpuinfo
+
+        compiled = compile_policy(None)
+        ids = {c["id"]: c["match"][0][1] for c in compiled.cards}
+        n = count if card is not None else 0
+        device = [ids[card]] * n if card is not None else []
+        r = classify(np.full(n, 0x10DE, np.uint16), np.array(device, np.uint16), None, None,
+                     np.full(n, 0x030000, np.uint32), domain=np.zeros(n, np.uint32),
+                     bus=np.arange(1, n + 1, dtype=np.uint8), slot=np.zeros(n, np.uint8),
+                     function=np.zeros(n, np.uint8))
+        flags = {"intel": "vmx", "amd": "svm", "vm": "hypervisor", "nested": "vmx hypervisor"}[cpu]
+        facts = replace(parse_cpuinfo(f"processor\t: 0\nflags\t\t: fpu {flags}\n"), kvm_device=True)
+        return _report("example", "example", n, r, CpuReport.from_facts(facts), [])
+
+
+def _report(root: str, source: str, n_devices: int, result, cpu: CpuReport | None,
+            warnings: list[str], db=None) -> HardwareReport:
+    import numpy as np
+
+    from .classify import NOT_GPU, SUPPORTED, UNSUPPORTED
+
+    st = result.status
+    keep = np.flatnonzero(st != NOT_GPU)
+    devices = result.devices(db, keep) if keep.size else []
+    summary = result.summary().node(0, name=root)
+    used = sorted({int(c) for c in result.card[st == SUPPORTED].tolist()})
+    return HardwareReport(
+        root=root, source=source, pci_devices=n_devices, devices=devices,
+        supported_gpus=[d for d, s in zip(devices, st[keep].tolist()) if s == SUPPORTED],
+        unsupported_gpus=[d for d, s in zip(devices, st[keep].tolist()) if s == UNSUPPORTED],
+        cards=[result.compiled.gpu_card(c) for c in used], summary=summary, cpu=cpu,
+        warnings=[*summary.warnings, *warnings])
+
+
+def inspect(root: str | os.PathLike = "/", *, policy=None, db=None) -> HardwareReport:
+    """Scan the machine at ``root``: its PCI devices (``sys/bus/pci/devices``) and
+    CPU (``proc/cpuinfo``, ``dev/kvm``), classified against ``policy``.
+
+    A missing PCI tree raises :class:`~gpuclass.errors.SourceError`; a missing
+    ``proc/cpuinfo`` (a mounted disk rather than a live system) leaves ``cpu``
+    unset with a warning, and :func:`plan` then leaves the secure runtime out.
+
+    >>> import tempfile
+    >>> inspect(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gpuclass.errors.SourceError: .../sys/bus/pci/devices: ...
+    """
+    from .classify import classify_table
+    from .cpu import cpu_facts
+    from .sysfs import scan_sysfs
+
+    root_s = os.fspath(root)
+    table = scan_sysfs(root_s)
+    result = classify_table(table, policy)
+    warnings = []
+    try:
+        cpu: CpuReport | None = CpuReport.from_facts(cpu_facts(root_s))
+    except SourceError as exc:
+        cpu = None
+        warnings.append(f"CPU facts unavailable ({exc}); the secure runtime is left out")
+    return _report(root_s, table.source, len(table), result, cpu, warnings, db)
+
+
+# -- the plan ---------------------------------------------------------------------
+
+
+class Decision(BaseModel):
+    """One thing the machine gets or does not get, and why.
+
+    ``value`` carries the choice where there is one (the kernel module flavour,
+    the RuntimeClass name); ``labels`` the labels to set; ``conflict`` marks a
+    decision the hardware makes impossible to take automatically.
+    """
+
+    model_config = _MODEL
+    name: str
+    install: bool
+    value: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    conflict: bool = False
+    reason: str
+
+
+class InstallPlan(BaseModel):
+    """What a machine needs, decision by decision (see :func:`plan`)."""
+
+    model_config = _MODEL
+    root: str
+    gpu_node: bool
+    cards: dict[str, int] = Field(default_factory=dict, description="supported cards by card id")
+    slices: int = Field(0, description=f"{GPU_RESOURCE} the node must advertise")
+    nvidia_driver: Decision
+    kernel_module: Decision
+    device_plugin: Decision
+    secure_runtime: Decision
+    host_labels: Decision
+    node_labels: dict[str, str] = Field(
+        default_factory=dict, description=f"what the controller sets on the Node ({GPU_LABEL})")
+    conflicts: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No conflict: every decision can be carried out as planned."""
+        return not self.conflicts
+
+    def decisions(self) -> list[Decision]:
+        return [self.nvidia_driver, self.kernel_module, self.device_plugin, self.secure_runtime,
+                self.host_labels]
+
+
+def _card_list(cards: list[GpuCard], counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts.get(c.id, 0)}x {c.name} ({c.family}, {c.kernel_module})"
+                     for c in cards)
+
+
+def _kernel_module(report: HardwareReport) -> Decision:
+    cards = report.cards
+    counts = report.summary.cards
+    if not cards:
+        return Decision(name="kernel-module", install=False,
+                        reason="no supported card: no NVIDIA kernel module")
+    flavours = sorted({c.kernel_module for c in cards})
+    if len(flavours) > 1:
+        by = {f: ", ".join(c.name for c in cards if c.kernel_module == f) for f in flavours}
+        return Decision(
+            name="kernel-module", install=False, conflict=True,
+            reason="conflict: the supported cards need different kernel modules and one "
+                   "machine loads only one (" + "; ".join(f"{f}: {n}" for f, n in by.items())
+                   + "); fit cards of one flavour")
+    flavour = flavours[0]
+    why = ("Pascal cards predate the open kernel modules (Turing and newer only)"
+           if flavour == "proprietary" else "the open kernel modules are NVIDIA's recommended "
+           "modules for Turing and newer, including Ada and Blackwell")
+    return Decision(name="kernel-module", install=True, value=flavour,
+                    reason=f"{flavour} modules for {_card_list(cards, counts)}: {why}")
+
+
+def _secure_runtime(report: HardwareReport) -> Decision:
+    cpu = report.cpu
+    if cpu is None:
+        return Decision(name="secure-runtime", install=False,
+                        reason="CPU facts unavailable: cannot show hardware virtualization")
+    if not cpu.hardware_virtualization:
+        return Decision(name="secure-runtime", install=False, reason=cpu.reason)
+    if not cpu.kvm_device:
+        return Decision(name="secure-runtime", install=False,
+                        reason=cpu.reason + "; the runtime needs /dev/kvm (load kvm_intel or "
+                                            "kvm_amd, and check virtualization is on in firmware)")
+    ext = "vmx" if cpu.vmx else "svm"
+    return Decision(name="secure-runtime", install=True, value=RUNTIME_CLASS,
+                    reason=f"{ext} on bare metal and /dev/kvm present: pods may use "
+                           f"runtimeClassName: {RUNTIME_CLASS}")
+
+
+def plan(report: HardwareReport) -> InstallPlan:
+    """Decide what the machine of ``report`` needs.
+
+    - NVIDIA driver and device plugin: only with at least one supported card.
+    - Kernel module flavour: proprietary for Pascal, open for Ada and Blackwell;
+      cards needing both are a conflict, and then nothing GPU-related installs.
+    - Secure runtime (``runtimeClassName: secure``): only with vmx or svm,
+      ``/dev/kvm``, and no hypervisor flag.
+    - Host labels ``hardware: gpu`` on the bare-metal host object: only with a
+      supported card (and no conflict), which puts the machine in the GPU pool.
+
+    >>> p = plan(HardwareReport.example(None, cpu="nested"))
+    >>> p.gpu_node, p.nvidia_driver.install, p.secure_runtime.install
+    (False, False, False)
+    >>> p.secure_runtime.reason
+    'no hardware virtualization: vmx is exposed by a hypervisor (/dev/kvm is nested or paravirtualized KVM)'
+    """
+    if not isinstance(report, HardwareReport):
+        from .errors import InputError
+
+        raise InputError(f"plan: expected a HardwareReport, got {type(report).__name__}")
+    s = report.summary
+    kmod = _kernel_module(report)
+    conflicts = [kmod.reason] if kmod.conflict else []
+    gpu = s.supported_cards > 0
+    unsupported = [d.name or f"{d.vendor}:{d.device}" for d in report.unsupported_gpus]
+    if not gpu:
+        why = ("no supported card" + (f" (unsupported: {'; '.join(unsupported)})" if unsupported
+                                      else ": no NVIDIA GPU found"))
+        driver = Decision(name="nvidia-driver", install=False, reason=why)
+        plugin = Decision(name="device-plugin", install=False, reason=why)
+        hostl = Decision(name="host-labels", install=False,
+                         reason=why + ": the machine stays out of the GPU pool")
+    elif conflicts:
+        why = "blocked by the kernel module conflict"
+        driver = Decision(name="nvidia-driver", install=False, conflict=True, reason=why)
+        plugin = Decision(name="device-plugin", install=False, conflict=True, reason=why)
+        hostl = Decision(name="host-labels", install=False, conflict=True,
+                         reason=why + ": the machine stays out of the GPU pool until resolved")
+    else:
+        cards = _card_list(report.cards, s.cards)
+        driver = Decision(name="nvidia-driver", install=True, value=kmod.value,
+                          reason=f"supported card(s): {cards}")
+        plugin = Decision(
+            name="device-plugin", install=True, value=f"time-slicing, {s.slices} {GPU_RESOURCE}",
+            reason=f"{s.supported_cards} supported card(s) give {s.slices} {GPU_RESOURCE} by "
+                   "time-slicing, under Capacity and Allocatable; a request above 1 fails")
+        hostl = Decision(name="host-labels", install=True, labels=dict(HOST_LABELS),
+                         reason="a supported card: the bare-metal host joins the GPU pool")
+    return InstallPlan(
+        root=report.root, gpu_node=gpu and not conflicts, cards=dict(s.cards),
+        slices=s.slices if not conflicts else 0, nvidia_driver=driver, kernel_module=kmod,
+        device_plugin=plugin, secure_runtime=_secure_runtime(report), host_labels=hostl,
+        node_labels=dict(s.labels) if not conflicts else {}, conflicts=conflicts,
+        warnings=list(report.warnings))

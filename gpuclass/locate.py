@@ -152,7 +152,8 @@ def read_pci_ids(path: str | os.PathLike) -> bytes:
     return _decompress(raw, name)
 
 
-_HEADER_RE = re.compile(rb"^#\s*(Version|Date):\s*(.*?)\s*$", re.MULTILINE)
+# Whitespace is stripped in Python: a lazy group before "\s*$" backtracked quadratically.
+_HEADER_RE = re.compile(rb"^#[ \t]*(Version|Date):([^\n]*)", re.MULTILINE)
 
 
 def header_info(data: bytes) -> dict[str, str | None]:
@@ -167,5 +168,5 @@ def header_info(data: bytes) -> dict[str, str | None]:
     for m in _HEADER_RE.finditer(head):
         key = m.group(1).decode().lower()
         if info[key] is None:
-            info[key] = m.group(2).decode("utf-8", "replace")
+            info[key] = m.group(2).strip().decode("utf-8", "replace")
     return info

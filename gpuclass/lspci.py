@@ -39,8 +39,11 @@ _H2 = r"[0-9a-fA-F]{2}"
 _H4 = r"[0-9a-fA-F]{4}"
 _ADDR = rf"(?:([0-9a-fA-F]{{4,8}}):)?({_H2}):([01][0-9a-fA-F])\.([0-7])"
 # A quoted field: "Name [id]" (-nnmm) or "id" (-nmm); the name ends at the last bracket.
-_FIELD = rf'"(?:(.*?) \[)?({_H4})\]?"'
-_SUBFIELD = rf'"(?:(?:(.*?) \[)?({_H4})\]?)?"'
+# A name may hold a quote but never the field separator '" "': with names free to
+# run across fields, a hostile line made the five lazy groups backtrack in O(n^5).
+_NAME = r'(?:[^"\n]|"(?! "))*?'
+_FIELD = rf'"(?:({_NAME}) \[)?({_H4})\]?"'
+_SUBFIELD = rf'"(?:(?:({_NAME}) \[)?({_H4})\]?)?"'
 _MM = re.compile(
     rf"^[ \t]*{_ADDR} {_FIELD} {_FIELD} {_FIELD}(?: -r({_H2}))?(?: -p({_H2}))?"
     rf" {_SUBFIELD} {_SUBFIELD}[ \t\r]*$",
@@ -49,11 +52,13 @@ _MM = re.compile(
 _NONBLANK = re.compile(r"^[^\S\n]*\S", re.MULTILINE)
 _ADDR_ONLY = re.compile(rf"^[ \t]*{_ADDR}(?=\s)")
 _N = re.compile(
-    rf"^{_ADDR} (?:(.*?) \[)?({_H4})\]?: (?:(.*?) \[)?({_H4}):({_H4})\]?"
+    rf"^{_ADDR} (?:((?:[^:\n]|:(?! ))*?) \[)?({_H4})\]?: (?:(.*?) \[)?({_H4}):({_H4})\]?"
     rf"(?: \(rev ({_H2})\))?(?: \(prog-if ({_H2})(?: \[[^\]]*\])?\))?[ \t\r]*$"
 )
 _NAMED_ID = re.compile(rf"^(?:(.*?) \[)?({_H4})\]?$")
-_SUB_IDS = re.compile(rf"(?:(.*?) \[)?({_H4}):({_H4})\]?\s*$")
+# The IDs at the end of a Subsystem value; the name is what precedes " [" (searching
+# for a lazy name group first was quadratic in the line length).
+_SUB_IDS = re.compile(rf"({_H4}):({_H4})\]?\s*$")
 
 _LUT = np.full(256, 0, dtype=np.uint32)
 for _i, _c in enumerate(b"0123456789abcdef"):
@@ -480,8 +485,10 @@ def parse_lspci_n(text: str, source: str = "lspci -n") -> DeviceTable:
             if key == "Subsystem":
                 m = _SUB_IDS.search(value)
                 if m:
-                    rec.update(subvendor=int(m.group(2), 16), subdevice=int(m.group(3), 16),
-                               has_subsystem=True, subvendor_text=m.group(1))
+                    at = m.start()
+                    rec.update(subvendor=int(m.group(1), 16), subdevice=int(m.group(2), 16),
+                               has_subsystem=True,
+                               subvendor_text=value[:at - 2] if value[at - 2:at] == " [" else None)
             elif key == "Kernel driver in use":
                 rec["driver"] = value.strip() or None
             elif key == "NUMA node" and re.fullmatch(r"-?[0-9]+", value.strip()):

@@ -24,7 +24,10 @@ from .errors import ManifestError
 __all__ = ["load_documents", "as_object", "parse_quantity", "dig"]
 
 # A Kubernetes resource.Quantity: sign, number, then a binary or decimal suffix or an exponent.
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+# (``\d+(?:\.\d*)?``, not ``\d+\.?\d*``: the latter backtracks quadratically on long digit runs.)
+_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
+MAX_QUANTITY_CHARS = 64
+MAX_EXPONENT = 64
 _SUFFIX = {
     "": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
     "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
@@ -46,13 +49,17 @@ def parse_quantity(value: Any) -> Fraction:
     if isinstance(value, float):
         return Fraction(str(value))
     text = str(value).strip()
-    m = _QUANTITY.match(text)
+    # Real quantities are short; a hostile "1e999999999" would take 10**999999999.
+    m = _QUANTITY.match(text) if len(text) <= MAX_QUANTITY_CHARS else None
     if not m:
         raise ValueError(f"{value!r} is not a quantity")
     number, suffix = m.group(1), m.group(2) or ""
     base = Fraction(number)
     if suffix[:1] in ("e", "E") and len(suffix) > 1:
-        return base * Fraction(10) ** int(suffix[1:])
+        exponent = int(suffix[1:])
+        if abs(exponent) > MAX_EXPONENT:
+            raise ValueError(f"{value!r} is out of range (exponent beyond +-{MAX_EXPONENT})")
+        return base * Fraction(10) ** exponent
     return base * _SUFFIX[suffix]
 
 
@@ -71,6 +78,8 @@ def load_documents(text: str | bytes, source: str | None = None) -> list[Any]:
         docs = list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, source) from None
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise ManifestError("", "malformed YAML: nested too deeply", source) from None
     return [d for d in docs if d is not None]
 
 

@@ -345,6 +345,8 @@ def _parse(text: str | bytes, format: str, source: str | None) -> Any:
         return tomllib.loads(text)
     except ValueError as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
         raise PolicyError("", f"not valid {fmt.upper()}: {exc}", source=source) from None
+    except RecursionError:  # all three parsers recurse per nesting level
+        raise PolicyError("", f"not valid {fmt.upper()}: nested too deeply", source=source) from None
 
 
 def load_policy(path: str | os.PathLike | None = None) -> Policy:

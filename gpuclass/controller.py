@@ -28,6 +28,7 @@ client models; the generated ones are plain dicts ready for the API.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -224,6 +225,8 @@ def _pod_spec(obj: dict, source: str | None) -> tuple[str, str, dict]:
         if isinstance(obj.get("template"), dict):
             return "PodTemplate", "template.spec", dig(obj, "template.spec", {})
         raise ManifestError("kind", "missing, and no containers, spec or template: not a pod", source)
+    if not isinstance(kind, str):
+        raise ManifestError("kind", f"expected a string, got {type(kind).__name__}", source)
     where = _POD_SPEC.get(kind)
     if where is None:
         raise ManifestError("kind", f"{kind} has no pod template (expected one of: "
@@ -334,7 +337,8 @@ def validate_pod(pod: Any, *, source: str | None = None) -> PodValidation:
         warnings.append("several containers each hold a slice: they may get slices of the same "
                         "card or of different cards, and share memory either way")
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    return PodValidation(kind=kind, name=meta.get("name"), namespace=meta.get("namespace"),
+    return PodValidation(kind=kind, name=_meta_str(meta, "name", source),
+                         namespace=_meta_str(meta, "namespace", source),
                          valid=not errors, slices=peak, containers=checked, errors=errors,
                          warnings=warnings)
 
@@ -370,6 +374,13 @@ class Diagnosis(BaseModel):
     @property
     def ok(self) -> bool:
         return all(f.severity == "ok" for f in self.findings)
+
+
+def _meta_str(meta: dict, key: str, source: str | None) -> str | None:
+    value = meta.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ManifestError(f"metadata.{key}", f"expected a string, got {type(value).__name__}", source)
+    return value
 
 
 def _node_quantity(node: dict, section: str, source: str | None) -> int | None:
@@ -425,7 +436,7 @@ def diagnose(node: Any, report: Any = None, *, source: str | None = None) -> Dia
     labels = dig(obj, "metadata.labels", {})
     if not isinstance(labels, dict):
         raise ManifestError("metadata.labels", "expected a mapping", source)
-    name = dig(obj, "metadata.name")
+    name = _meta_str(obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}, "name", source)
     label_value = labels.get(GPU_LABEL)
     labeled = str(label_value).lower() == "true" if label_value is not None else False
     capacity = _node_quantity(obj, "capacity", source)
@@ -437,7 +448,8 @@ def diagnose(node: Any, report: Any = None, *, source: str | None = None) -> Dia
         s = _summary(report)
         hw_cards = cards = s.supported_cards
         per_card = next((c.slices for c in getattr(report, "cards", []) or []), SLICES_PER_CARD)
-    elif str(labels.get(GFD_COUNT, "")).isdigit():
+    elif re.fullmatch(r"[0-9]{1,6}", str(labels.get(GFD_COUNT, ""))):
+        # ASCII digits only: str.isdigit() also takes "²", which int() refuses
         cards = int(labels[GFD_COUNT])
     expected = None if cards is None else (s.slices if report is not None else cards * per_card)
     product = labels.get(GFD_PRODUCT)

@@ -263,6 +263,7 @@ class PciDatabase:
                 db.save_compiled(cpath)
             except OSError:
                 return db  # read-only or full cache directory: parsing again next time is fine
+            _sweep_temps(cdir)
         db.source = os.fspath(src)
         if alias is not None:
             _link_alias(alias, cpath)
@@ -611,10 +612,35 @@ def _stat_alias(cdir: Path, src: Path) -> Path | None:
     """The alias file name for ``src`` as it is now on disk (None if it cannot be stat'ed)."""
     try:
         st = src.stat()
-        ident = f"{src.resolve()}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+        # ctime too: a rewrite that keeps size and restores mtime (touch -r, cp -p over
+        # the same inode) still moves ctime, which no one can set back.
+        ident = (f"{src.resolve()}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+                 f"\0{st.st_ctime_ns}")
     except OSError:
         return None
     return cdir / f"stat-{hashlib.sha256(ident.encode()).hexdigest()[:32]}.gpcdb"
+
+
+# A temp file this old is a writer's that died (killed, power cut) before its rename.
+STALE_TEMP_SECONDS = 3600
+
+
+def _sweep_temps(cdir: Path) -> None:
+    """Remove temp files that dead writers left in the cache directory (best effort)."""
+    import time
+
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    try:
+        entries = list(os.scandir(cdir))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".tmp-"):
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _link_alias(alias: Path, target: Path) -> None:
@@ -635,7 +661,7 @@ def _link_alias(alias: Path, target: Path) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _default(path: str | None, mtime_ns: int) -> PciDatabase:
+def _default(path: str | None, stamp: tuple) -> PciDatabase:
     return PciDatabase.load(path)
 
 
@@ -646,7 +672,7 @@ def default_database(path: str | os.PathLike | None = None) -> PciDatabase:
     """
     src = resolve_path(path)
     try:
-        mtime = src.stat().st_mtime_ns
+        st = src.stat()
     except OSError as exc:
         raise PciIdsError(os.fspath(src), None, f"cannot read: {exc.strerror or exc}") from None
-    return _default(os.fspath(src), mtime)
+    return _default(os.fspath(src), (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))

@@ -34,7 +34,10 @@ __all__ = ["scan_sysfs", "parse_address", "PCI_DEVICES"]
 PCI_DEVICES = os.path.join("sys", "bus", "pci", "devices")
 
 _ADDRESS = re.compile(r"([0-9a-f]{4,8}):([0-9a-f]{2}):([01][0-9a-f])\.([0-7])")
-_NOFOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: a FIFO or a tty planted in a mounted root must not block the scan
+# (regular and sysfs files ignore it)
+_NOFOLLOW = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_NONBLOCK", 0))
 _DIRFLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _PROC_FD = "/proc/self/fd"
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from .errors import ManifestError
 
-__all__ = ["load_documents", "as_object", "parse_quantity", "dig"]
+__all__ = ["load_documents", "as_object", "parse_quantity", "dig", "depth_limited", "MAX_YAML_DEPTH"]
 
 # A Kubernetes resource.Quantity: sign, number, then a binary or decimal suffix or an exponent.
 # (``\d+(?:\.\d*)?``, not ``\d+\.?\d*``: the latter backtracks quadratically on long digit runs.)
@@ -70,12 +70,38 @@ def _yaml_error(exc: Exception, source: str | None) -> ManifestError:
     return ManifestError(line, f"malformed YAML: {problem}", source)
 
 
+# Deeper YAML is refused: real manifests nest a dozen levels, and PyYAML's scanner
+# costs O(depth) per token, so a hostile "[[[[..." took seconds before failing.
+MAX_YAML_DEPTH = 100
+
+
+def depth_limited(base):
+    """A subclass of the PyYAML loader ``base`` that refuses nesting past MAX_YAML_DEPTH."""
+    import yaml
+
+    class Loader(base):
+        _depth = 0
+
+        def compose_node(self, parent, index):
+            self._depth += 1
+            try:
+                if self._depth > MAX_YAML_DEPTH:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
+                        self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return Loader
+
+
 def load_documents(text: str | bytes, source: str | None = None) -> list[Any]:
     """Every document of a YAML (or JSON) stream; empty documents are dropped."""
     import yaml  # only when there is text to read
 
     try:
-        docs = list(yaml.safe_load_all(text))
+        docs = list(yaml.load_all(text, Loader=depth_limited(yaml.SafeLoader)))
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, source) from None
     except RecursionError:  # PyYAML composes nested nodes recursively

@@ -312,7 +312,9 @@ def _check_format(format: str) -> str:
 def _yaml_loader():
     import yaml
 
-    class Loader(yaml.SafeLoader):
+    from ._manifest import depth_limited
+
+    class Loader(depth_limited(yaml.SafeLoader)):
         """SafeLoader that leaves unquoted numbers as text: ``0300`` is a class, not octal 192."""
 
     Loader.yaml_implicit_resolvers = {

@@ -385,7 +385,8 @@ def summarize(result: ClassificationResult | None = None, *, status=None, card=N
 
 # -- names and near misses -------------------------------------------------------
 
-_BRACKET = re.compile(r"\[([^\]]+)\]")
+# the first innermost bracket ("[" excluded inside: otherwise "[[[[..." is quadratic)
+_BRACKET = re.compile(r"\[([^\[\]]+)\]")
 _MODEL_NUMBER = re.compile(r"(?<![0-9])([0-9]{3,5})")
 
 
@@ -409,7 +410,9 @@ def near_miss(compiled: CompiledPolicy, vendor: int | None, device: int | None,
     """
     if not name:
         return None
-    text = _marketing(name)
+    # pci.ids names fit in a 1024-byte line; a longer (hostile) text would make the
+    # SequenceMatcher below quadratic
+    text = _marketing(name[:1024])
     numbers = _numbers(text)
     best = None
     for c in compiled.cards:

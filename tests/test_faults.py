@@ -439,3 +439,24 @@ def _scan_with_timeout(root, seconds):
         th.join(5)
         pytest.fail(f"scan_sysfs blocked for more than {seconds}s")
     return box["t"]
+
+
+def test_rebuild_never_writes_into_a_mapped_cache(ids, tmp_path, monkeypatch):
+    """A process still reading a mapped cache keeps a whole, unchanged file.
+
+    The cache is only ever replaced by rename, so an old mapping keeps its own
+    inode (a truncation in place by someone else would SIGBUS a mapped reader:
+    gpuclass never does that).
+    """
+    cdir = tmp_path / "cache"
+    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(cdir))
+    PciDatabase.load(ids)
+    (name,) = _caches(cdir)
+    old = PciDatabase.load_compiled(cdir / name)  # mapped, checks still pending
+    ino = os.stat(cdir / name).st_ino
+    garbage = cdir / "g"
+    garbage.write_bytes(b"GPCLSDB\x01" + os.urandom(200))
+    os.replace(garbage, cdir / name)              # damaged by replacement, not in place
+    _right(PciDatabase.load(ids))                  # rebuilt by rename
+    assert os.stat(cdir / name).st_ino != ino
+    _right(old)                                    # the old mapping still reads its intact inode

@@ -263,11 +263,36 @@ def test_pci_ids_replaced_by_a_different_file(ids, tmp_path, monkeypatch):
 
 # -- sysfs ------------------------------------------------------------------------------
 
-@pytest.fixture
-def machine(tmp_path):
+@pytest.fixture(params=["active", "python"])
+def machine(tmp_path, request, monkeypatch):
+    """A fixture machine, scanned by the active reader and by the pure-Python one.
+
+    Where device reading lives in the core (``sysfs._core.read_devices``, the perf
+    work), "python" forces the twin; before that, the scanner is Python already.
+    """
+    if request.param == "python" and hasattr(sysmod, "_core"):
+        from gpuclass import _core_py
+
+        monkeypatch.setattr(sysmod, "_core", _core_py)
+    elif request.param == "python":
+        pytest.skip("the scanner is pure Python already")
     root = tmp_path / "root"
     fakesys.write_tree(root, fakesys.gex44())
     return root
+
+
+def _io(monkeypatch):
+    """The module whose ``_open``/``_read`` the Python device reader calls (faults are
+    injected there): gpuclass.sysfs, or the twin gpuclass._sysfs_py once device reading
+    moved into the core, which is then forced."""
+    from gpuclass import _sysfs_py
+
+    if hasattr(_sysfs_py, "_read") and hasattr(sysmod, "_core"):
+        from gpuclass import _core_py
+
+        monkeypatch.setattr(sysmod, "_core", _core_py)
+        return _sysfs_py
+    return sysmod
 
 
 def _row(table, address: str) -> int:
@@ -277,15 +302,16 @@ def _row(table, address: str) -> int:
 def _fd_names(monkeypatch):
     """Wrap the scanner's open so that each fd's file name is known; returns the map."""
     names: dict[int, str] = {}
-    real_open = sysmod._open
+    io = _io(monkeypatch)
+    real_open = io._open
 
     def spy(path, flags, *args, **kw):
         fd = real_open(path, flags, *args, **kw)
         names[fd] = os.path.basename(os.fspath(path))
         return fd
 
-    monkeypatch.setattr(sysmod, "_open", spy)
-    return names, real_open
+    monkeypatch.setattr(io, "_open", spy)
+    return names, io
 
 
 GPU = "0000:01:00.0"
@@ -294,7 +320,8 @@ GPU = "0000:01:00.0"
 def test_device_unplugged_between_listing_and_open(machine, monkeypatch):
     import shutil
 
-    real_open = sysmod._open
+    io = _io(monkeypatch)
+    real_open = io._open
 
     def unplug_then_open(path, flags, *args, **kw):
         if os.fspath(path) == GPU:
@@ -302,7 +329,7 @@ def test_device_unplugged_between_listing_and_open(machine, monkeypatch):
             shutil.rmtree(target)
         return real_open(path, flags, *args, **kw)
 
-    monkeypatch.setattr(sysmod, "_open", unplug_then_open)
+    monkeypatch.setattr(io, "_open", unplug_then_open)
     t = scan_sysfs(machine)
     i = _row(t, GPU)
     assert t.flags[i] & FLAG_INVALID and "cannot open" in t.problems[i]
@@ -312,7 +339,8 @@ def test_device_unplugged_between_listing_and_open(machine, monkeypatch):
 def test_device_unplugged_while_reading(machine, monkeypatch):
     import shutil
 
-    real_open = sysmod._open
+    io = _io(monkeypatch)
+    real_open = io._open
 
     def unplug_after_vendor(path, flags, *args, dir_fd=None, **kw):
         fd = real_open(path, flags, *args, dir_fd=dir_fd, **kw)
@@ -320,7 +348,7 @@ def test_device_unplugged_while_reading(machine, monkeypatch):
             shutil.rmtree(os.readlink(f"/proc/self/fd/{dir_fd}"))
         return fd
 
-    monkeypatch.setattr(sysmod, "_open", unplug_after_vendor)
+    monkeypatch.setattr(io, "_open", unplug_after_vendor)
     t = scan_sysfs(machine)
     i = _row(t, GPU)
     assert t.flags[i] & FLAG_INVALID and "device: missing" in t.problems[i]
@@ -332,15 +360,15 @@ def test_device_unplugged_while_reading(machine, monkeypatch):
     ("revision", errno.EIO, False),
 ])
 def test_read_errors(machine, monkeypatch, attr, code, flagged):
-    names, _ = _fd_names(monkeypatch)
-    real_read = sysmod._read
+    names, io = _fd_names(monkeypatch)
+    real_read = io._read
 
     def failing(fd, n):
         if names.get(fd) == attr:
             raise OSError(code, os.strerror(code))
         return real_read(fd, n)
 
-    monkeypatch.setattr(sysmod, "_read", failing)
+    monkeypatch.setattr(io, "_read", failing)
     t = scan_sysfs(machine)
     assert len(t) == len(fakesys.gex44())
     i = _row(t, GPU)
@@ -357,17 +385,28 @@ def test_read_errors(machine, monkeypatch, attr, code, flagged):
 
 @pytest.mark.parametrize("code", [errno.EACCES, errno.EIO, errno.ENOENT])
 def test_open_errors_on_attributes(machine, monkeypatch, code):
-    real_open = sysmod._open
+    io = _io(monkeypatch)
+    real_open = io._open
 
     def refuse(path, flags, *args, **kw):
         if path == "class":
             raise OSError(code, os.strerror(code))
         return real_open(path, flags, *args, **kw)
 
-    monkeypatch.setattr(sysmod, "_open", refuse)
+    monkeypatch.setattr(io, "_open", refuse)
     t = scan_sysfs(machine)
     assert np.all(t.flags & FLAG_INVALID)
     assert all("class" in p for p in t.problems)
+
+
+def test_device_gone_after_listing_no_mocks(machine):
+    """An unplugged device as the kernel leaves it for a moment: the entry's target is gone."""
+    import shutil
+
+    shutil.rmtree(os.path.realpath(machine / "sys/bus/pci/devices" / GPU))
+    t = scan_sysfs(machine)
+    i = _row(t, GPU)
+    assert t.flags[i] & FLAG_INVALID and len(t) == len(fakesys.gex44())
 
 
 def test_symlink_loops(machine):

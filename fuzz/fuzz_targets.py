@@ -218,7 +218,10 @@ def fuzz_sysfs_values(data: bytes) -> None:
     s = _sysfs_mod()
     # The value helpers are private and may move into the core (_sysfs.pxi, twin
     # _sysfs_py): whichever exist are checked; sysfs_tree covers the whole path anyway.
-    hex_value, dec_value = getattr(s, "_hex_value", None), getattr(s, "_dec_value", None)
+    from gpuclass import _sysfs_py
+
+    hex_value = getattr(s, "_hex_value", None) or getattr(_sysfs_py, "_hex_value", None)
+    dec_value = getattr(s, "_dec_value", None) or getattr(_sysfs_py, "_dec_value", None)
     for width in (2, 4, 6):
         v = hex_value(data, width) if hex_value else None
         assert v is None or 0 <= v < 16 ** width, (width, v)

@@ -111,8 +111,11 @@ _UNITS = frozenset({"gb", "g", "mb", "tb"})
 
 
 def _words(name: str) -> list[str]:
-    """A name's words as the normalizer spells them, without brand words."""
-    return [w for w in normalize(name).split() if w != "|" and w not in _BRAND]
+    """A name's words as the normalizer spells them, without brand words, unless the
+    name is a bare number without them (``GeForce 6800 GT`` keeps ``geforce``)."""
+    words = [w for w in normalize(name).split() if w != "|"]
+    bare = [w for w in words if w not in _BRAND]
+    return words if bare and bare[0][0].isdigit() else bare
 
 
 def _split(words: list[str]) -> list[str]:
@@ -138,13 +141,15 @@ def _variants(words: list[str], full: bool) -> Iterable[str]:
     """Spellings of a name: as written, and with letter/digit runs split or joined.
 
     ``full`` also tries every way of spacing or joining the canonical tokens
-    (``rtx4000 sff``, ``rtx 4000sff`` ...), for names short enough.
+    (``rtx4000 sff``, ``rtx 4000sff`` ...), for names short enough; otherwise only
+    the fully joined form is added (``l40`` never becomes ``l 40``).
     """
     tokens = _split(words)
     if not tokens:
         return
     yield " ".join(words)
-    yield " ".join(tokens)
+    if full:
+        yield " ".join(tokens)
     if full and len(tokens) <= _UNSPLIT_LIMIT:
         for seps in itertools.product((" ", ""), repeat=len(tokens) - 1):
             yield "".join(t + s for t, s in zip(tokens, seps)) + tokens[-1]
@@ -174,6 +179,8 @@ def _marketing_names(pci_name: str) -> list[str]:
         first = pieces[0].strip()
         if out and not _MODEL.search(first):
             continue  # "Mobile / Max-Q 8GB": a qualifier, not another product
+        if out and not _product_like(_words(first)):
+            continue
         out.append(first)
         words = first.split()
         for alt in pieces[1:]:
@@ -181,6 +188,32 @@ def _marketing_names(pci_name: str) -> list[str]:
             if alt.isdigit() and words and words[-1].isdigit():
                 out.append(" ".join(words[:-1] + [alt]))  # "6000/8000"
     return out
+
+
+def _product_like(words: list[str]) -> bool:
+    """At least two tokens besides memory sizes, one of them a model number (``1080``, ``a100``)."""
+    bare = _drop_memory(_split(words))
+    if len(bare) < 2:
+        return False
+    kept = [w for w in words if not _MEMORY_WORD.match(w)]
+    return any(_MODEL.search(w) or (not w.isdigit() and not w.isalpha()) for w in kept)
+
+
+_MEMORY_WORD = re.compile(r"^[0-9]+(?:gb|g|mb|tb)$")
+# Series words of NVIDIA GPUs, and data-center model numbers (a100, h100, l40s, t4, gb200).
+_GPU_SERIES = frozenset({"geforce", "quadro", "tesla", "titan", "rtx", "gtx", "gts", "gt", "nvs", "grid"})
+_DC_MODEL = re.compile(r"^(?:[abhklmptv]|gh|gb)[0-9]{1,3}[a-z]?$")
+_NOT_GPU = frozenset({"controller", "bridge", "ethernet", "smbus", "usb", "audio", "memory", "ide",
+                      "sata", "lpc", "switch", "nvswitch", "network", "host", "modem", "coprocessor",
+                      "pcie", "isa", "serial", "dma", "hdmi", "ufs", "mac"})
+
+
+def _gpu_like(words: list[str]) -> bool:
+    """A product name that names a GPU: a series word or a data-center model, nothing
+    that names a chipset function (``nForce``'s USB and SMBus also carry NVIDIA IDs)."""
+    if any(w in _NOT_GPU for w in words) and not any(w in _GPU_SERIES for w in words):
+        return False
+    return any(w in _GPU_SERIES or _DC_MODEL.match(w) for w in words)
 
 
 class Mention(NamedTuple):
@@ -336,8 +369,8 @@ class TextMatcher:
             for product in _marketing_names(name):
                 words = _words(product)
                 toks = _split(words)
-                if len(toks) < 2 or not any(_MODEL.search(t) for t in toks):
-                    continue
+                if not _product_like(words) or not _gpu_like(words):
+                    continue  # "480GB": a fragment; "MCP51 Ethernet Controller": not a GPU
                 if " ".join(toks) in supported:
                     continue  # text cannot tell them apart; the allowlisted name stands
                 near = bool(model_numbers.intersection(toks))

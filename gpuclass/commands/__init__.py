@@ -10,4 +10,5 @@ COMMANDS = {
     "lookup": "gpuclass.commands.lookup",
     "db": "gpuclass.commands.db",
     "scan": "gpuclass.commands.scan",
+    "audit": "gpuclass.commands.audit",
 }

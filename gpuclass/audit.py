@@ -512,21 +512,25 @@ class _DeviceAuditor:
             extra_rows.setdefault(int(group[i]), []).append(i)
         ends = np.append(starts[1:], n)
         rows = cols["row"]
+        card_of: dict[int, list[int]] = {}
+        for g, ci in zip(*np.nonzero(counts)):
+            card_of.setdefault(int(g), []).append(int(ci))
+        card_ids = [", ".join(f"{m[0]:04x}:{m[1]:04x}" for m in c["match"]) for c in self.compiled.cards]
+        rows_list = rows.tolist()
         for g, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
             name = names[s]
-            r = ServerReport(int(rows[s]), source, name, rows=e - s)
+            r = ServerReport(rows_list[s], source, name, rows=e - s)
             if name is None:
                 r.problems.append("row has no server name")
             elif name in self._seen:
                 r.problems.append(f"rows of server {name!r} are not next to each other: "
-                                  f"this report covers rows {rows[s]}-{rows[e - 1]} only")
+                                  f"this report covers rows {rows_list[s]}-{rows_list[e - 1]} only")
             else:
                 self._seen.add(name)
-            for ci in np.flatnonzero(counts[g]).tolist():
+            for ci in card_of.get(g, ()):
                 k = int(counts[g, ci])
-                ids = ", ".join(f"{m[0]:04x}:{m[1]:04x}" for m in self.compiled.cards[ci]["match"])
                 r.cards.append({"card": self.ids[ci], "name": self.names[ci], "count": k,
-                                "slices": k * self.slices[ci], "source": "id", "evidence": ids})
+                                "slices": k * self.slices[ci], "source": "id", "evidence": card_ids[ci]})
             unsupported: dict[str, int] = {}
             for i in extra_rows.get(g, ()):
                 if invalid[i]:
@@ -570,22 +574,26 @@ def audit_device_rows(rows: Iterable[Sequence[Any]], *, policy: Any = None,
 
 
 def _rows_to_chunk(part: list[tuple[int, Sequence[Any]]]) -> dict[str, Any]:
-    cols: dict[str, list[Any]] = {k: [] for k in ("row", "server", "vendor", "device", "subvendor",
-                                                 "subdevice", "class", "error")}
-    for i, row in part:
-        cells = list(row) if isinstance(row, (list, tuple)) else None
-        error = None
-        if cells is None or len(cells) < 6:
-            error = f"expected 6 fields (server, vendor, device, subvendor, subdevice, class), got " \
-                    f"{len(cells) if cells is not None else type(row).__name__}"
-            cells = (cells or []) + [None] * 6
-        elif len(cells) > 6:
-            error = f"expected 6 fields, got {len(cells)}"
-        cols["row"].append(i)
-        for k, cell in zip(("server", "vendor", "device", "subvendor", "subdevice", "class"), cells):
-            cols[k].append(cell)
-        cols["error"].append(error)
-    return cols
+    numbers = [i for i, _ in part]
+    rows = [row for _, row in part]
+    error: list[str | None] = [None] * len(rows)
+    if all(type(r) is tuple and len(r) == 6 for r in rows):
+        cols = list(zip(*rows))  # the common case, transposed at C speed
+    else:
+        fixed = []
+        for k, row in enumerate(rows):
+            cells = list(row) if isinstance(row, (list, tuple)) else None
+            if cells is None or len(cells) != 6:
+                got = len(cells) if cells is not None else type(row).__name__
+                error[k] = (f"expected 6 fields (server, vendor, device, subvendor, subdevice, class), "
+                            f"got {got}")
+                cells = ((cells or []) + [None] * 6)[:6]
+            fixed.append(cells)
+        cols = list(zip(*fixed)) if fixed else [()] * 6
+    out: dict[str, Any] = {"row": numbers, "error": error}
+    for k, col in zip(_DEVICE_FIELDS, cols):
+        out[k] = list(col)
+    return out
 
 
 # -- lspci dumps --------------------------------------------------------------------
@@ -775,12 +783,14 @@ class _Reader:
         return self.decoder.decode(data)
 
     def lines(self) -> Iterator[str]:
+        """Lines with their ``\n`` (the csv module needs it inside quoted fields)."""
         tail = ""
         while not self.eof:
             chunk = tail + self.read()
             parts = chunk.split("\n")
             tail = parts.pop()
-            yield from parts
+            for part in parts:
+                yield part + "\n"
         if tail:
             yield tail
 

@@ -321,6 +321,11 @@ class TextMatcher:
             auto.add_word(key, (len(key) - 1, entry))
         auto.make_automaton()
         self._kind = [e.kind for e in self.entries]
+        self.leftmost_longest = self._overlap_free(patterns)
+        # Leftmost-longest scanning (fewer hits, no overlap resolution) gives the same
+        # answer whenever no trap name can begin inside a supported name and run past
+        # its end; otherwise every overlapping hit is resolved (see _resolve).
+        self._scan = auto.iter_long if self.leftmost_longest else auto.iter
         self._auto = auto
         self.n_patterns = len(patterns)
 
@@ -436,6 +441,20 @@ class TextMatcher:
                 for variant in _variants(prefix, full=True):
                     patterns.setdefault(variant, e)
 
+    def _overlap_free(self, patterns: dict[str, int]) -> bool:
+        """True when no non-supported name starts inside a supported one and ends past it."""
+        heads: set[tuple[str, ...]] = set()
+        for pattern, e in patterns.items():
+            if self.entries[e].kind != SUPPORTED_TEXT:
+                toks = tuple(pattern.split())
+                heads.update(toks[:k] for k in range(1, len(toks)))
+        for pattern, e in patterns.items():
+            if self.entries[e].kind == SUPPORTED_TEXT:
+                toks = tuple(pattern.split())
+                if any(toks[k:] in heads for k in range(1, len(toks))):
+                    return False
+        return True
+
     @staticmethod
     def _trap_variants(words: list[str], full: bool, supported: dict[str, int]) -> list[str]:
         out = []
@@ -500,7 +519,7 @@ class TextMatcher:
         raw = _normalize_bytes(big)
         seps = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == _RS)
         norm = raw.decode("ascii")
-        hits = list(self._auto.iter(norm))
+        hits = list(self._scan(norm))
         if not hits:
             return TextMatches(self, n, [], [], [], [], [], [])
         ends = np.fromiter((h[0] for h in hits), dtype=np.int64, count=len(hits))
@@ -540,7 +559,7 @@ class TextMatcher:
         lo = int(seps[r - 1]) if r > 0 else 0
         hi = int(seps[r]) + 1 if r < len(seps) else len(norm)
         segment = _MEMORY_TOKENS.sub("", norm[lo:hi])
-        spans = [(e - ln, e, ent) for e, (ln, ent) in self._auto.iter(segment)]
+        spans = [(e - ln, e, ent) for e, (ln, ent) in self._scan(segment)]
         again = self._resolve(spans) if spans else []
         before = sum(self.entries[f[2]].kind == AMBIGUOUS_TEXT for f in found)
         after = sum(self.entries[f[2]].kind == AMBIGUOUS_TEXT for f in again)

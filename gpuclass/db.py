@@ -49,12 +49,13 @@ __all__ = ["PciDatabase", "default_database", "cache_dir", "TABLES"]
 TABLES = _pciids.TABLES
 _ARRAYS = ("blob", "name_start", "name_end") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
 
-# The only dtypes a cache file may declare (little-endian unsigned integers),
-# and the one each array must have.
-_CACHE_DTYPES = {np.dtype(t).str: np.dtype(t) for t in ("<u1", "<u2", "<u4", "<u8")}
+# The dtype each array of a cache file must declare (little-endian unsigned integers),
+# so that nothing else is ever mapped.
 _EXPECTED_DTYPES = {"blob": np.dtype("<u1"), "name_start": np.dtype("<u4"), "name_end": np.dtype("<u4")}
 _EXPECTED_DTYPES.update({f"{t}_keys": np.dtype(d).newbyteorder("<") for t, d in zip(TABLES, _pciids.KEY_DTYPES)})
 _EXPECTED_DTYPES.update({f"{t}_name": np.dtype("<u4") for t in TABLES})
+# Arrays that must have the same length.
+_SAME_LENGTH = (("name_start", "name_end"),) + tuple((f"{t}_keys", f"{t}_name") for t in TABLES)
 
 CACHE_MAGIC = b"GPCLSDB\x01"
 CACHE_FORMAT = 1
@@ -373,21 +374,21 @@ class PciDatabase:
         if len(payload) != header["payload_len"]:
             raise CacheError(f"{name}: truncated payload")
         layout: dict[str, tuple] = {}
+        size = len(payload)
         for aname, dtype, offset, count, crc in header["arrays"]:
-            if aname not in _ARRAYS or aname in layout:
+            expected = _EXPECTED_DTYPES.get(aname)
+            if expected is None or aname in layout:
                 raise CacheError(f"{name}: unexpected array {aname!r}")
-            dt = _CACHE_DTYPES.get(dtype)
-            if dt is None or dt != _EXPECTED_DTYPES[aname]:
+            if dtype != expected.str:
                 raise CacheError(f"{name}: array {aname} has dtype {dtype!r}")
-            if (not isinstance(offset, int) or not isinstance(count, int) or offset < 0 or count < 0
-                    or offset + count * dt.itemsize > len(payload)):
+            if (type(offset) is not int or type(count) is not int or type(crc) is not int
+                    or offset < 0 or count < 0 or offset + count * expected.itemsize > size):
                 raise CacheError(f"{name}: array {aname} lies outside the payload")
-            layout[aname] = (dt, offset, count, int(crc))
-        missing = [a for a in _ARRAYS if a not in layout]
-        if missing:
+            layout[aname] = (expected, offset, count, crc)
+        if len(layout) != len(_ARRAYS):
+            missing = [a for a in _ARRAYS if a not in layout]
             raise CacheError(f"{name}: arrays missing: {', '.join(missing)}")
-        if layout["name_start"][2] != layout["name_end"][2] or any(
-                layout[f"{t}_keys"][2] != layout[f"{t}_name"][2] for t in TABLES):
+        if any(layout[a][2] != layout[b][2] for a, b in _SAME_LENGTH):
             raise CacheError(f"{name}: arrays of one table differ in length")
         db = cls(source=header.get("source") or name, version=header.get("version"),
                  date=header.get("date"), sha256=header.get("sha256"),

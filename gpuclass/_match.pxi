@@ -44,38 +44,219 @@ assert (_MS.R_CARDS, _MS.R_SLICES, _MS.R_UNSUPPORTED, _MS.R_COMPANIONS, _MS.R_VF
 assert (_MS.MIXED_UNSUPPORTED, _MS.MIXED_MODELS) == (1, 2)
 
 
-cdef struct MatchCtx:
-    const uint8_t* class_lut
-    const uint16_t* vendor_block  # bit 15: GPU vendor; bits 0-14: block of dev_lut
-    const uint16_t* dev_lut       # bit 15: subsystem rules exist; bits 0-14: 1 + device card
-    const uint32_t* dev_keys
-    Py_ssize_t n_dev
-    const int32_t* sub_offsets
-    const uint32_t* sub_keys
-    const int16_t* sub_card
-    const uint16_t* slices        # index 0: 0, then card_slices (so card -1 reads 0)
-    const uint8_t* outcome        # 64 entries: status | KEEP_CARD, see _outcome_table()
+# The per-row kernel is plain C.  Each variant is its own non-inlined function,
+# so the compiler keeps the pointers in registers instead of spilling them
+# around the Python wrapper's state, and the specializations (subsystem rules
+# or not, a subsystem mask or not, flags or not, addresses or not) drop the work
+# a call does not need.  All lookup tables live in one block ("layout" below,
+# derived once per MatchTables), so one base register reaches every table at a
+# constant offset.
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define GPUCLASS_NOINLINE __attribute__((noinline))
+    #define GPUCLASS_ALWAYS_INLINE inline __attribute__((always_inline))
+    #define GPUCLASS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+    #define GPUCLASS_RESTRICT __restrict__
+    #else
+    #define GPUCLASS_NOINLINE
+    #define GPUCLASS_ALWAYS_INLINE inline
+    #define GPUCLASS_UNLIKELY(x) (x)
+    #define GPUCLASS_RESTRICT
+    #endif
 
+    /* Byte offsets in the layout block.
+       VB    uint32[65536]  vendor -> its block of DEV, shifted left by 16
+       CLASS uint8[65536]   class >> 8 -> CL_GPU | CL_COMPANION (outcome index bits 0-1)
+       ST_G  uint8[64]      outcome index -> status, companions guessed (no addresses)
+       ST_S  uint8[64]      the same with addresses (companions found by slot later)
+       CM_G, CM_S uint16[64] 0: the status keeps the matched card; 0xffff: card -1
+       SM_G, SM_S uint16[64] 0xffff: the status keeps the card's slices; 0: none
+       FB    uint8[16]      flags & 15 -> outcome index bits 4 (VF) and 5 (invalid)
+       SL    uint16[32768]  1 + card -> slices (entry 0: 0)
+       DEV   uint32[blocks * 65536]  (VB[vendor] | device) -> entry:
+             bit 2 GPU vendor, bit 3 a card matched, bit 4 subsystem rules exist,
+             bits 16-31: 1 + the device-level card (0: none or deny) */
+    #define GPUCLASS_L_VB 0
+    #define GPUCLASS_L_CLASS 262144
+    #define GPUCLASS_L_ST_G 327680
+    #define GPUCLASS_L_ST_S 327744
+    #define GPUCLASS_L_CM_G 327808
+    #define GPUCLASS_L_CM_S 327936
+    #define GPUCLASS_L_SM_G 328064
+    #define GPUCLASS_L_SM_S 328192
+    #define GPUCLASS_L_FB 328320
+    #define GPUCLASS_L_SL 328384
+    #define GPUCLASS_L_DEV 393920
+    #define GPUCLASS_E_GPU 4u
+    #define GPUCLASS_E_HIT 8u
+    #define GPUCLASS_E_SUB 16u
 
-cdef int16_t sub_rule_card(const MatchCtx* t, uint32_t key, uint32_t skey, int16_t cd) noexcept nogil:
-    """The subsystem rule's card for a device that has some, else the device-level ``cd``."""
-    cdef Py_ssize_t lo = 0, hi = t.n_dev, mid
-    cdef int32_t j, end
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if t.dev_keys[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo >= t.n_dev or t.dev_keys[lo] != key:
-        return cd
-    j = t.sub_offsets[lo]
-    end = t.sub_offsets[lo + 1]
-    while j < end:
-        if t.sub_keys[j] == skey:
-            return t.sub_card[j]
-        j += 1
-    return cd
+    typedef struct {
+        const uint8_t *layout;
+        const uint32_t *dev_keys;
+        Py_ssize_t n_dev;
+        const int32_t *sub_offsets;
+        const uint32_t *sub_keys;
+        const int16_t *sub_card;
+    } gpuclass_match_ctx;
+
+    typedef struct {
+        Py_ssize_t n;
+        const uint16_t *vendor, *device, *subvendor, *subdevice;
+        const uint8_t *has_sub;       /* NULL: every row's subsystem is known */
+        const uint32_t *class_code, *flags;
+        uint8_t *status;
+        int16_t *card;
+        uint16_t *slices;
+    } gpuclass_match_io;
+
+    /* A device entry with its card replaced by the subsystem rule's, where one
+       matches (rare: kept out of the loop). */
+    static GPUCLASS_NOINLINE uint32_t gpuclass_sub_rule_entry(
+            const gpuclass_match_ctx *t, uint32_t key, uint32_t skey, uint32_t e) {
+        Py_ssize_t lo = 0, hi = t->n_dev;
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) >> 1;
+            if (t->dev_keys[mid] < key) lo = mid + 1; else hi = mid;
+        }
+        if (lo >= t->n_dev || t->dev_keys[lo] != key) return e;
+        for (int32_t j = t->sub_offsets[lo], end = t->sub_offsets[lo + 1]; j < end; j++) {
+            if (t->sub_keys[j] == skey) {
+                int32_t cd = t->sub_card[j];
+                return (e & (GPUCLASS_E_GPU | GPUCLASS_E_SUB))
+                       | ((uint32_t)(cd + 1) << 16) | (cd >= 0 ? GPUCLASS_E_HIT : 0u);
+            }
+        }
+        return e;
+    }
+
+    static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_class_hi16(const uint32_t *p) {
+        /* (class >> 8) & 0xffff straight from memory: one 16-bit load. */
+    #if PY_LITTLE_ENDIAN
+        uint16_t h;
+        memcpy(&h, (const unsigned char *)p + 1, 2);
+        return h;
+    #else
+        return (*p >> 8) & 0xFFFFu;
+    #endif
+    }
+
+    /* One pass over the rows; -1, or the index of the first class code over 24 bits.
+       sub/mask/flags/slots are constants in each variant below. */
+    static GPUCLASS_ALWAYS_INLINE Py_ssize_t gpuclass_match_body(
+            const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+            const int sub, const int mask, const int flags, const int slots) {
+        const uint8_t *GPUCLASS_RESTRICT L = t->layout;
+        const uint32_t *GPUCLASS_RESTRICT vb = (const uint32_t *)(L + GPUCLASS_L_VB);
+        const uint8_t *GPUCLASS_RESTRICT cls = L + GPUCLASS_L_CLASS;
+        const uint8_t *GPUCLASS_RESTRICT st_of = L + (slots ? GPUCLASS_L_ST_S : GPUCLASS_L_ST_G);
+        const uint16_t *GPUCLASS_RESTRICT cm = (const uint16_t *)(L + (slots ? GPUCLASS_L_CM_S : GPUCLASS_L_CM_G));
+        const uint16_t *GPUCLASS_RESTRICT sm = (const uint16_t *)(L + (slots ? GPUCLASS_L_SM_S : GPUCLASS_L_SM_G));
+        const uint8_t *GPUCLASS_RESTRICT fb = L + GPUCLASS_L_FB;
+        const uint16_t *GPUCLASS_RESTRICT sl = (const uint16_t *)(L + GPUCLASS_L_SL);
+        const uint32_t *GPUCLASS_RESTRICT dev = (const uint32_t *)(L + GPUCLASS_L_DEV);
+        const uint16_t *GPUCLASS_RESTRICT vendor = io->vendor;
+        const uint16_t *GPUCLASS_RESTRICT device = io->device;
+        const uint16_t *GPUCLASS_RESTRICT subvendor = io->subvendor;
+        const uint16_t *GPUCLASS_RESTRICT subdevice = io->subdevice;
+        const uint8_t *GPUCLASS_RESTRICT has_sub = io->has_sub;
+        const uint32_t *GPUCLASS_RESTRICT class_code = io->class_code;
+        const uint32_t *GPUCLASS_RESTRICT fl = io->flags;
+        uint8_t *GPUCLASS_RESTRICT status = io->status;
+        int16_t *GPUCLASS_RESTRICT card = io->card;
+        uint16_t *GPUCLASS_RESTRICT slices = io->slices;
+        const Py_ssize_t n = io->n;
+        uint32_t over = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint32_t v = vendor[i], d = device[i];
+            /* No branch on the class range: it is checked once after the loop,
+               and the lookup reads only bits 8-23, so it stays in the table. */
+            over |= class_code[i];
+            uint32_t e = dev[vb[v] | d];
+            if (sub && GPUCLASS_UNLIKELY(e & GPUCLASS_E_SUB) && (!mask || has_sub[i]))
+                e = gpuclass_sub_rule_entry(t, v << 16 | d,
+                                            (uint32_t)subvendor[i] << 16 | subdevice[i], e);
+            uint32_t idx = cls[gpuclass_class_hi16(class_code + i)] | (e & (GPUCLASS_E_GPU | GPUCLASS_E_HIT));
+            if (flags) idx |= fb[fl[i] & 15u];
+            uint32_t k = e >> 16;  /* 1 + card, 0: none */
+            status[i] = st_of[idx];
+            card[i] = (int16_t)((k - 1u) | cm[idx]);
+            slices[i] = (uint16_t)(sl[k] & sm[idx]);
+        }
+        if (over > 0xFFFFFFu) {
+            for (Py_ssize_t i = 0; i < n; i++)
+                if (class_code[i] > 0xFFFFFFu) return i;
+        }
+        return -1;
+    }
+
+    #define GPUCLASS_MATCH_VARIANT(name, sub, mask, flags, slots) \\
+        static GPUCLASS_NOINLINE Py_ssize_t name(const gpuclass_match_ctx *t, \\
+                                                 const gpuclass_match_io *io) { \\
+            return gpuclass_match_body(t, io, sub, mask, flags, slots); }
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_g, 0, 0, 0, 0)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_g_f, 0, 0, 1, 0)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_g_s, 1, 0, 0, 0)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_g_sf, 1, 0, 1, 0)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_g_sm, 1, 1, 0, 0)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_g_smf, 1, 1, 1, 0)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_a, 0, 0, 0, 1)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_a_f, 0, 0, 1, 1)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_a_s, 1, 0, 0, 1)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_a_sf, 1, 0, 1, 1)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_a_sm, 1, 1, 0, 1)
+    GPUCLASS_MATCH_VARIANT(gpuclass_match_a_smf, 1, 1, 1, 1)
+
+    typedef Py_ssize_t (*gpuclass_match_fn)(const gpuclass_match_ctx *, const gpuclass_match_io *);
+
+    /* The variant for a call: subsystem work only when the policy has subsystem
+       rules and the rows carry subsystem IDs; "a" when addresses are given. */
+    static Py_ssize_t gpuclass_match(const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+                                     int sub_rules, int slots) {
+        static const gpuclass_match_fn fns[2][6] = {
+            {gpuclass_match_g, gpuclass_match_g_f, gpuclass_match_g_s, gpuclass_match_g_sf,
+             gpuclass_match_g_sm, gpuclass_match_g_smf},
+            {gpuclass_match_a, gpuclass_match_a_f, gpuclass_match_a_s, gpuclass_match_a_sf,
+             gpuclass_match_a_sm, gpuclass_match_a_smf}};
+        int sub = sub_rules && io->subvendor != NULL;
+        int which = (io->flags != NULL) + (sub ? (io->has_sub != NULL ? 4 : 2) : 0);
+        return fns[slots != 0][which](t, io);
+    }
+    """
+    ctypedef struct MatchCtx "gpuclass_match_ctx":
+        const uint8_t* layout
+        const uint32_t* dev_keys
+        Py_ssize_t n_dev
+        const int32_t* sub_offsets
+        const uint32_t* sub_keys
+        const int16_t* sub_card
+    ctypedef struct MatchIO "gpuclass_match_io":
+        Py_ssize_t n
+        const uint16_t* vendor
+        const uint16_t* device
+        const uint16_t* subvendor
+        const uint16_t* subdevice
+        const uint8_t* has_sub
+        const uint32_t* class_code
+        const uint32_t* flags
+        uint8_t* status
+        int16_t* card
+        uint16_t* slices
+    Py_ssize_t gpuclass_match(const MatchCtx* t, const MatchIO* io, int sub_rules,
+                              int slots) noexcept nogil
+    enum:
+        L_VB "GPUCLASS_L_VB"
+        L_CLASS "GPUCLASS_L_CLASS"
+        L_ST_G "GPUCLASS_L_ST_G"
+        L_ST_S "GPUCLASS_L_ST_S"
+        L_CM_G "GPUCLASS_L_CM_G"
+        L_CM_S "GPUCLASS_L_CM_S"
+        L_SM_G "GPUCLASS_L_SM_G"
+        L_SM_S "GPUCLASS_L_SM_S"
+        L_FB "GPUCLASS_L_FB"
+        L_SL "GPUCLASS_L_SL"
+        L_DEV "GPUCLASS_L_DEV"
 
 
 cdef enum:
@@ -114,61 +295,75 @@ def _outcome_table(bint guess_companions):
         else:
             st = ST_NOT_GPU
         out[idx] = st
+    out.flags.writeable = False
     return out
 
 
-cdef Py_ssize_t match_kernel(const MatchCtx* t, Py_ssize_t n,
-                             const uint16_t* vendor, const uint16_t* device,
-                             const uint16_t* subvendor, const uint16_t* subdevice,
-                             const uint8_t* has_sub, const uint32_t* class_code,
-                             const uint32_t* flags,
-                             uint8_t* status, int16_t* card, uint16_t* slices,
-                             Py_ssize_t* n_gpu) noexcept nogil:
-    """One pass over the devices; the index of the first class code over 24 bits, else -1."""
-    # Locals, not t->field: the uint8 stores below may alias anything, and would
-    # otherwise make the compiler reload every table pointer on every row.
-    cdef const uint8_t* class_lut = t.class_lut
-    cdef const uint16_t* vendor_block = t.vendor_block
-    cdef const uint16_t* dev_lut = t.dev_lut
-    cdef const uint16_t* card_slices = t.slices
-    cdef const uint8_t* outcome = t.outcome
-    cdef Py_ssize_t i, gpus = 0
-    cdef uint32_t c, f = 0, b
-    cdef uint16_t v, d, e, sx
-    cdef uint8_t o, st
-    cdef int16_t cd
-    cdef unsigned int idx
-    for i in range(n):
-        c = class_code[i]
-        if c > 0xFFFFFF:
-            n_gpu[0] = gpus
-            return i
-        v = vendor[i]
-        d = device[i]
-        b = vendor_block[v]
-        e = dev_lut[((b & 0x7FFF) << 16) | d]
-        cd = <int16_t> (e & 0x7FFF) - 1
-        # Subsystem rules are rare: this branch is almost never taken.
-        if (e & 0x8000) and subvendor != NULL and (has_sub == NULL or has_sub[i] != 0):
-            cd = sub_rule_card(t, (<uint32_t> v << 16) | d,
-                               (<uint32_t> subvendor[i] << 16) | subdevice[i], cd)
-        if flags != NULL:
-            f = flags[i]
-        idx = (class_lut[c >> 8] & 3) | ((b >> 15) << OI_GPU_VENDOR)
-        idx |= (<unsigned int> (cd >= 0) << OI_HIT) | (<unsigned int> ((f & DF_VF) != 0) << OI_VF)
-        idx |= <unsigned int> ((f & DF_INVALID) != 0) << OI_INVALID
-        # The matched card's slices are read before the outcome is known (index 0
-        # holds 0 for "no card") and masked after: the load is off the critical path.
-        sx = card_slices[cd + 1]
-        o = outcome[idx]
+def _layout(t):
+    """The kernel's lookup block for MatchTables ``t`` (see the L_* offsets above).
+
+    Derived from the checked tables; it holds the same facts rearranged so that
+    a device costs two dependent loads and no branch.
+    """
+    n_cards = t.card_slices.shape[0]
+    # One block per (block of dev_lut, GPU-vendor bit) that some vendor uses: the
+    # entry carries the vendor's GPU bit, so the kernel needs no second lookup.
+    pair = (t.vendor_block & 0x7FFF).astype(np.int64) * 2 + (t.vendor_block >> 15)
+    used, new_block = np.unique(pair, return_inverse=True)
+    blocks = used.shape[0]
+    out = np.zeros(L_DEV + 4 * 65536 * blocks, dtype=np.uint8)
+    vb = out[L_VB:L_CLASS].view(np.uint32)
+    vb[:] = new_block.astype(np.uint32) << 16
+    out[L_CLASS:L_CLASS + 65536] = t.class_lut & 3
+    for guess, st_off, cm_off, sm_off in ((True, L_ST_G, L_CM_G, L_SM_G),
+                                          (False, L_ST_S, L_CM_S, L_SM_S)):
+        o = _outcome_table(guess)
         st = o & 0x7F
-        status[i] = st
-        # KEEP_CARD: the matched card; otherwise -1 (cd | -1 == -1).
-        card[i] = cd | <int16_t> ((o >> 7) - 1)
-        slices[i] = sx & <uint16_t> (-(<int> (st == ST_SUPPORTED)))
-        gpus += (st == ST_SUPPORTED) | (st == ST_UNSUPPORTED)
-    n_gpu[0] = gpus
-    return -1
+        out[st_off:st_off + 64] = st
+        out[cm_off:cm_off + 128].view(np.uint16)[:] = np.where(o & KEEP_CARD, 0, 0xFFFF)
+        out[sm_off:sm_off + 128].view(np.uint16)[:] = np.where(st == ST_SUPPORTED, 0xFFFF, 0)
+    f = np.arange(16)
+    out[L_FB:L_FB + 16] = (((f & DF_VF) != 0) << OI_VF) | (((f & DF_INVALID) != 0) << OI_INVALID)
+    out[L_SL + 2:L_SL + 2 + 2 * n_cards].view(np.uint16)[:] = t.card_slices
+    dev = out[L_DEV:].view(np.uint32).reshape(blocks, 65536)
+    for nb, p in enumerate(used.tolist()):
+        ob, g = p >> 1, p & 1
+        e = t.dev_lut[ob * 65536:(ob + 1) * 65536].astype(np.uint32)
+        k = e & 0x7FFF
+        dev[nb] = (k << 16) | ((k != 0).astype(np.uint32) << 3) | ((e >> 15) << 4) | (g << 2)
+    out.flags.writeable = False
+    return out
+
+
+# The last few tables' layouts, by identity (only for frozen tables, whose
+# contents cannot change; see _matchspec._check_tables).
+_LAYOUTS = {}
+
+
+cdef object layout_for(object t):
+    hit = _LAYOUTS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    lay = _layout(t)
+    if _MS.is_frozen(t):
+        if len(_LAYOUTS) >= 8:
+            _LAYOUTS.pop(next(iter(_LAYOUTS)))
+        _LAYOUTS[id(t)] = (t, lay)
+    return lay
+
+
+cdef inline const void* data_or_null(object arr):
+    # Arrays handed here are contiguous (checked in _matchspec); an empty one has no data.
+    if arr is None or cnp.PyArray_SIZE(<cnp.ndarray> arr) == 0:
+        return NULL
+    return <const void*> cnp.PyArray_DATA(<cnp.ndarray> arr)
+
+
+cdef Py_ssize_t count_gpus(Py_ssize_t n, const uint8_t* status) noexcept nogil:
+    cdef Py_ssize_t i, k = 0
+    for i in range(n):
+        k += (status[i] == ST_SUPPORTED) | (status[i] == ST_UNSUPPORTED)
+    return k
 
 
 cdef struct SlotEntry:
@@ -234,15 +429,6 @@ cdef int link_companions(Py_ssize_t n, Py_ssize_t n_gpu, const int64_t* group,
     return 0
 
 
-cdef inline const void* ptr_or_null(object arr):
-    # Arrays handed here are contiguous (checked in _matchspec); an empty one has no data.
-    cdef const uint8_t[::1] view
-    if arr is None or arr.shape[0] == 0:
-        return NULL
-    view = arr.view(np.uint8)
-    return <const void*> &view[0]
-
-
 def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
                   has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None):
     """Status, card index and slices of each device under compiled policy ``tables``.
@@ -262,43 +448,46 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     slices = np.empty(n, dtype=np.uint16)
     if n == 0:
         return status, card, slices
-    have_slots = a.domain is not None
-    slices_x = np.concatenate((np.zeros(1, dtype=np.uint16), t.card_slices))
-    outcome = _outcome_table(not have_slots)
+    cdef bint have_slots = a.domain is not None
+    lay = layout_for(t)
     cdef MatchCtx ctx
-    ctx.class_lut = <const uint8_t*> ptr_or_null(t.class_lut)
-    ctx.vendor_block = <const uint16_t*> ptr_or_null(t.vendor_block)
-    ctx.dev_lut = <const uint16_t*> ptr_or_null(t.dev_lut)
-    ctx.dev_keys = <const uint32_t*> ptr_or_null(t.dev_keys)
+    ctx.layout = <const uint8_t*> data_or_null(lay)
+    ctx.dev_keys = <const uint32_t*> data_or_null(t.dev_keys)
     ctx.n_dev = t.dev_keys.shape[0]
-    ctx.sub_offsets = <const int32_t*> ptr_or_null(t.sub_offsets)
-    ctx.sub_keys = <const uint32_t*> ptr_or_null(t.sub_keys)
-    ctx.sub_card = <const int16_t*> ptr_or_null(t.sub_card)
-    ctx.slices = <const uint16_t*> ptr_or_null(slices_x)
-    ctx.outcome = <const uint8_t*> ptr_or_null(outcome)
-    cdef const uint16_t* p_vendor = <const uint16_t*> ptr_or_null(a.vendor)
-    cdef const uint16_t* p_device = <const uint16_t*> ptr_or_null(a.device)
-    cdef const uint16_t* p_subvendor = <const uint16_t*> ptr_or_null(a.subvendor)
-    cdef const uint16_t* p_subdevice = <const uint16_t*> ptr_or_null(a.subdevice)
-    cdef const uint8_t* p_has_sub = <const uint8_t*> ptr_or_null(a.has_subsystem)
-    cdef const uint32_t* p_class = <const uint32_t*> ptr_or_null(a.class_code)
-    cdef const uint32_t* p_flags = <const uint32_t*> ptr_or_null(a.flags)
-    cdef const int64_t* p_group = <const int64_t*> ptr_or_null(a.group)
-    cdef const uint32_t* p_domain = <const uint32_t*> ptr_or_null(a.domain)
-    cdef const uint8_t* p_bus = <const uint8_t*> ptr_or_null(a.bus)
-    cdef const uint8_t* p_slot = <const uint8_t*> ptr_or_null(a.slot)
-    cdef uint8_t* p_status = <uint8_t*> ptr_or_null(status)
-    cdef int16_t* p_card = <int16_t*> ptr_or_null(card)
-    cdef uint16_t* p_slices = <uint16_t*> ptr_or_null(slices)
-    cdef bint c_have_slots = have_slots
+    ctx.sub_offsets = <const int32_t*> data_or_null(t.sub_offsets)
+    ctx.sub_keys = <const uint32_t*> data_or_null(t.sub_keys)
+    ctx.sub_card = <const int16_t*> data_or_null(t.sub_card)
+    cdef int sub_rules = t.sub_keys.shape[0] > 0
+    cdef MatchIO io
+    io.n = n
+    io.vendor = <const uint16_t*> data_or_null(a.vendor)
+    io.device = <const uint16_t*> data_or_null(a.device)
+    io.subvendor = <const uint16_t*> data_or_null(a.subvendor)
+    io.subdevice = <const uint16_t*> data_or_null(a.subdevice)
+    io.has_sub = <const uint8_t*> data_or_null(a.has_subsystem)
+    io.class_code = <const uint32_t*> data_or_null(a.class_code)
+    io.flags = <const uint32_t*> data_or_null(a.flags)
+    io.status = <uint8_t*> data_or_null(status)
+    io.card = <int16_t*> data_or_null(card)
+    io.slices = <uint16_t*> data_or_null(slices)
+    cdef const int64_t* p_group = NULL
+    cdef const uint32_t* p_domain = NULL
+    cdef const uint8_t* p_bus = NULL
+    cdef const uint8_t* p_slot = NULL
+    if have_slots:
+        p_group = <const int64_t*> data_or_null(a.group)
+        p_domain = <const uint32_t*> data_or_null(a.domain)
+        p_bus = <const uint8_t*> data_or_null(a.bus)
+        p_slot = <const uint8_t*> data_or_null(a.slot)
     cdef Py_ssize_t bad, n_gpu = 0
     cdef int rc = 0
     with nogil:
-        bad = match_kernel(&ctx, n, p_vendor, p_device, p_subvendor, p_subdevice, p_has_sub,
-                           p_class, p_flags, p_status, p_card, p_slices, &n_gpu)
-        if bad < 0 and c_have_slots and n_gpu > 0:
-            rc = link_companions(n, n_gpu, p_group, p_domain, p_bus, p_slot, p_flags,
-                                 p_status, p_card)
+        bad = gpuclass_match(&ctx, &io, sub_rules, have_slots)
+        if bad < 0 and have_slots:
+            n_gpu = count_gpus(n, io.status)
+        if n_gpu > 0:
+            rc = link_companions(n, n_gpu, p_group, p_domain, p_bus, p_slot, io.flags,
+                                 io.status, io.card)
     if bad >= 0:
         raise _MS.class_range_error(a.class_code, bad)
     if rc != 0:
@@ -306,45 +495,70 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     return status, card, slices
 
 
-cdef Py_ssize_t rollup_kernel(Py_ssize_t n, const uint8_t* status, const int16_t* card,
-                              const uint16_t* slices, const int64_t* group, int64_t n_groups,
-                              int64_t* out, int* what) noexcept nogil:
-    """Accumulate devices into per-group rows of RC_N int64; first bad index, else -1."""
-    # Status -> the column it counts in; NOT_GPU adds 0 to the cards column.
-    cdef int64_t column[6]
-    cdef int64_t step[6]
-    column[:] = [RC_CARDS, RC_CARDS, RC_UNSUPPORTED, RC_COMPANIONS, RC_VFS, RC_INVALID]
-    step[:] = [0, 1, 1, 1, 1, 1]
-    cdef Py_ssize_t i
-    cdef int64_t g = 0, m, c
-    cdef int64_t* row
-    cdef uint8_t st
-    cdef bint sup
-    for i in range(n):
-        st = status[i]
-        if st > ST_INVALID:
-            what[0] = 0
-            return i
-        if group != NULL:
-            g = group[i]
-            if g < 0 or g >= n_groups:
-                what[0] = 1
-                return i
-        # One group's counters share a cache line, so a random group costs one miss;
-        # no branch on the status, so a random mix costs no mispredictions.
-        row = out + g * RC_N
-        row[column[st]] += step[st]
-        sup = st == ST_SUPPORTED
-        row[RC_SLICES] += slices[i] * sup
-        m = row[RC_MODEL]
-        c = card[i]
-        row[RC_MIXED] |= MX_MODELS * (sup & (m != -1) & (m != c))
-        row[RC_MODEL] = c if (sup and m == -1) else m
-    for g in range(n_groups):
-        row = out + g * RC_N
-        if row[RC_CARDS] > 0 and row[RC_UNSUPPORTED] > 0:
-            row[RC_MIXED] |= MX_UNSUPPORTED
-    return -1
+cdef extern from *:
+    """
+    /* Per-group totals in one pass.  Rows of a group usually arrive together
+       (inventories list a server's devices in a row), so the counters of the
+       current run of equal group ids stay in registers and are added to the
+       group's row of `out` when the run ends: no read-modify-write chain through
+       memory per device, one cache line touched per run.  Any order still works
+       (a run of one row).  The five status counters share one word in 12-bit
+       lanes; a run is cut every 4095 rows so that no lane overflows. */
+    #define GPUCLASS_RC_N 8
+    static void gpuclass_rollup_flush(int64_t *row, uint64_t lanes, int64_t sl,
+                                      int64_t model, int64_t mixed) {
+        row[0] += (int64_t)(lanes & 0xFFF);          /* supported cards */
+        row[1] += sl;                                 /* slices */
+        row[2] += (int64_t)((lanes >> 12) & 0xFFF);  /* unsupported */
+        row[3] += (int64_t)((lanes >> 24) & 0xFFF);  /* companions */
+        row[4] += (int64_t)((lanes >> 36) & 0xFFF);  /* virtual functions */
+        row[5] += (int64_t)((lanes >> 48) & 0xFFF);  /* invalid */
+        if (row[6] == -1) row[6] = model;
+        else if (model != -1 && model != row[6]) mixed |= 2;  /* MIXED_MODELS */
+        if (row[0] > 0 && row[2] > 0) mixed |= 1;             /* MIXED_UNSUPPORTED */
+        row[7] |= mixed;
+    }
+
+    /* -1, or the first bad row (what: 0 a status out of range, 1 a group out of range). */
+    static GPUCLASS_NOINLINE Py_ssize_t gpuclass_rollup(
+            Py_ssize_t n, const uint8_t *GPUCLASS_RESTRICT status,
+            const int16_t *GPUCLASS_RESTRICT card, const uint16_t *GPUCLASS_RESTRICT slices,
+            const int64_t *GPUCLASS_RESTRICT group, int64_t n_groups,
+            int64_t *GPUCLASS_RESTRICT out, int *what) {
+        static const uint64_t lane_of[8] = {0, 1ull, 1ull << 12, 1ull << 24, 1ull << 36, 1ull << 48, 0, 0};
+        for (int64_t g = 0; g < n_groups; g++) {
+            int64_t *row = out + g * GPUCLASS_RC_N;
+            row[0] = row[1] = row[2] = row[3] = row[4] = row[5] = row[7] = 0;
+            row[6] = -1;
+        }
+        int64_t cur = 0, sl = 0, model = -1, mixed = 0;
+        uint64_t lanes = 0;
+        Py_ssize_t run = 0, bad = -1;
+        if (group != NULL && n > 0) cur = group[0];
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint32_t st = status[i];
+            int64_t g = group != NULL ? group[i] : 0;
+            if (GPUCLASS_UNLIKELY(st > 5)) { *what = 0; bad = i; break; }
+            if (GPUCLASS_UNLIKELY((uint64_t)g >= (uint64_t)n_groups)) { *what = 1; bad = i; break; }
+            if (g != cur || run == 4095) {
+                gpuclass_rollup_flush(out + cur * GPUCLASS_RC_N, lanes, sl, model, mixed);
+                cur = g; lanes = 0; sl = 0; model = -1; mixed = 0; run = 0;
+            }
+            run++;
+            int64_t sup = st == 1, c = card[i];
+            lanes += lane_of[st];
+            sl += (int64_t)slices[i] & -sup;
+            mixed |= 2 & -(sup & (model != -1) & (model != c));
+            model = (sup & (model == -1)) ? c : model;
+        }
+        if (bad < 0 && n > 0)
+            gpuclass_rollup_flush(out + cur * GPUCLASS_RC_N, lanes, sl, model, mixed);
+        return bad;
+    }
+    """
+    Py_ssize_t gpuclass_rollup(Py_ssize_t n, const uint8_t* status, const int16_t* card,
+                               const uint16_t* slices, const int64_t* group, int64_t n_groups,
+                               int64_t* out, int* what) noexcept nogil
 
 
 def rollup(status, card, slices, group=None, n_groups=1):
@@ -358,19 +572,19 @@ def rollup(status, card, slices, group=None, n_groups=1):
     n_, st, cd, sc, g, ng = _MS.prepare_rollup_args(status, card, slices, group, n_groups)
     cdef Py_ssize_t n = n_
     cdef int64_t c_ng = ng
-    out = np.zeros((ng, _MS.ROLLUP_COLUMNS), dtype=np.int64)
-    out[:, _MS.R_MODEL] = -1
+    # The kernel writes every row (zeros, and -1 for the model): no np.zeros pass.
+    out = np.empty((ng, _MS.ROLLUP_COLUMNS), dtype=np.int64)
     if ng == 0 and n == 0:
         return out
-    cdef const uint8_t* p_status = <const uint8_t*> ptr_or_null(st)
-    cdef const int16_t* p_card = <const int16_t*> ptr_or_null(cd)
-    cdef const uint16_t* p_slices = <const uint16_t*> ptr_or_null(sc)
-    cdef const int64_t* p_group = <const int64_t*> ptr_or_null(g)
-    cdef int64_t* p_out = <int64_t*> ptr_or_null(out.reshape(-1))
+    cdef const uint8_t* p_status = <const uint8_t*> data_or_null(st)
+    cdef const int16_t* p_card = <const int16_t*> data_or_null(cd)
+    cdef const uint16_t* p_slices = <const uint16_t*> data_or_null(sc)
+    cdef const int64_t* p_group = <const int64_t*> data_or_null(g)
+    cdef int64_t* p_out = <int64_t*> data_or_null(out)
     cdef int what = 0
     cdef Py_ssize_t bad
     with nogil:
-        bad = rollup_kernel(n, p_status, p_card, p_slices, p_group, c_ng, p_out, &what)
+        bad = gpuclass_rollup(n, p_status, p_card, p_slices, p_group, c_ng, p_out, &what)
     if bad >= 0:
         if what == 0:
             raise _MS.status_range_error(st, bad)

@@ -497,63 +497,74 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
 
 cdef extern from *:
     """
-    /* Per-group totals in one pass.  Rows of a group usually arrive together
-       (inventories list a server's devices in a row), so the counters of the
-       current run of equal group ids stay in registers and are added to the
-       group's row of `out` when the run ends: no read-modify-write chain through
-       memory per device, one cache line touched per run.  Any order still works
-       (a run of one row).  The five status counters share one word in 12-bit
-       lanes; a run is cut every 4095 rows so that no lane overflows. */
+    /* Per-group totals in one pass over the rows, a chunk at a time.  Most
+       rows are not GPU functions (NOT_GPU adds nothing to any column), so a
+       chunk is first checked (status and group ranges) and its other rows
+       gathered without a branch; then only those rows are added to their
+       group's row of `out`, with no branch on the status either. */
     #define GPUCLASS_RC_N 8
-    static void gpuclass_rollup_flush(int64_t *row, uint64_t lanes, int64_t sl,
-                                      int64_t model, int64_t mixed) {
-        row[0] += (int64_t)(lanes & 0xFFF);          /* supported cards */
-        row[1] += sl;                                 /* slices */
-        row[2] += (int64_t)((lanes >> 12) & 0xFFF);  /* unsupported */
-        row[3] += (int64_t)((lanes >> 24) & 0xFFF);  /* companions */
-        row[4] += (int64_t)((lanes >> 36) & 0xFFF);  /* virtual functions */
-        row[5] += (int64_t)((lanes >> 48) & 0xFFF);  /* invalid */
-        if (row[6] == -1) row[6] = model;
-        else if (model != -1 && model != row[6]) mixed |= 2;  /* MIXED_MODELS */
-        if (row[0] > 0 && row[2] > 0) mixed |= 1;             /* MIXED_UNSUPPORTED */
-        row[7] |= mixed;
-    }
+    #define GPUCLASS_ROLLUP_CHUNK 4096
 
-    /* -1, or the first bad row (what: 0 a status out of range, 1 a group out of range). */
-    static GPUCLASS_NOINLINE Py_ssize_t gpuclass_rollup(
+    static GPUCLASS_ALWAYS_INLINE Py_ssize_t gpuclass_rollup_body(
             Py_ssize_t n, const uint8_t *GPUCLASS_RESTRICT status,
             const int16_t *GPUCLASS_RESTRICT card, const uint16_t *GPUCLASS_RESTRICT slices,
             const int64_t *GPUCLASS_RESTRICT group, int64_t n_groups,
-            int64_t *GPUCLASS_RESTRICT out, int *what) {
-        static const uint64_t lane_of[8] = {0, 1ull, 1ull << 12, 1ull << 24, 1ull << 36, 1ull << 48, 0, 0};
+            int64_t *GPUCLASS_RESTRICT out, int *what, const int grouped) {
+        /* status -> the column it counts in (NOT_GPU never gets here) */
+        static const uint8_t column[8] = {0, 0, 2, 3, 4, 5, 0, 0};
+        int32_t pick[GPUCLASS_ROLLUP_CHUNK];
         for (int64_t g = 0; g < n_groups; g++) {
             int64_t *row = out + g * GPUCLASS_RC_N;
             row[0] = row[1] = row[2] = row[3] = row[4] = row[5] = row[7] = 0;
             row[6] = -1;
         }
-        int64_t cur = 0, sl = 0, model = -1, mixed = 0;
-        uint64_t lanes = 0;
-        Py_ssize_t run = 0, bad = -1;
-        if (group != NULL && n > 0) cur = group[0];
-        for (Py_ssize_t i = 0; i < n; i++) {
-            uint32_t st = status[i];
-            int64_t g = group != NULL ? group[i] : 0;
-            if (GPUCLASS_UNLIKELY(st > 5)) { *what = 0; bad = i; break; }
-            if (GPUCLASS_UNLIKELY((uint64_t)g >= (uint64_t)n_groups)) { *what = 1; bad = i; break; }
-            if (g != cur || run == 4095) {
-                gpuclass_rollup_flush(out + cur * GPUCLASS_RC_N, lanes, sl, model, mixed);
-                cur = g; lanes = 0; sl = 0; model = -1; mixed = 0; run = 0;
+        for (Py_ssize_t base = 0; base < n; base += GPUCLASS_ROLLUP_CHUNK) {
+            Py_ssize_t m = n - base < GPUCLASS_ROLLUP_CHUNK ? n - base : GPUCLASS_ROLLUP_CHUNK;
+            const uint8_t *st_c = status + base;
+            const int64_t *g_c = grouped ? group + base : NULL;
+            uint32_t smax = 0;
+            uint64_t gmax = 0;
+            Py_ssize_t k = 0;
+            for (Py_ssize_t j = 0; j < m; j++) {
+                uint32_t st = st_c[j];
+                smax = st > smax ? st : smax;
+                if (grouped) {
+                    uint64_t g = (uint64_t)g_c[j];  /* a negative id is huge here */
+                    gmax = g > gmax ? g : gmax;
+                }
+                pick[k] = (int32_t)j;
+                k += st != 0;
             }
-            run++;
-            int64_t sup = st == 1, c = card[i];
-            lanes += lane_of[st];
-            sl += (int64_t)slices[i] & -sup;
-            mixed |= 2 & -(sup & (model != -1) & (model != c));
-            model = (sup & (model == -1)) ? c : model;
+            if (GPUCLASS_UNLIKELY(smax > 5 || (grouped && gmax >= (uint64_t)n_groups))) {
+                for (Py_ssize_t j = 0; j < m; j++) {
+                    if (st_c[j] > 5) { *what = 0; return base + j; }
+                    if (grouped && (uint64_t)g_c[j] >= (uint64_t)n_groups) { *what = 1; return base + j; }
+                }
+            }
+            for (Py_ssize_t q = 0; q < k; q++) {
+                Py_ssize_t i = base + pick[q];
+                uint32_t st = status[i];
+                int64_t *row = out + (grouped ? group[i] : 0) * GPUCLASS_RC_N;
+                int64_t sup = st == 1, c = card[i];
+                row[column[st]] += 1;
+                row[1] += (int64_t)slices[i] & -sup;
+                int64_t mdl = row[6];
+                int64_t mixed = 2 & -(sup & (mdl != -1) & (mdl != c));  /* MIXED_MODELS */
+                mixed |= (row[0] > 0) & (row[2] > 0);                   /* MIXED_UNSUPPORTED */
+                row[7] |= mixed;
+                row[6] = (sup & (mdl == -1)) ? c : mdl;
+            }
         }
-        if (bad < 0 && n > 0)
-            gpuclass_rollup_flush(out + cur * GPUCLASS_RC_N, lanes, sl, model, mixed);
-        return bad;
+        return -1;
+    }
+
+    /* -1, or the first bad row (what: 0 a status out of range, 1 a group out of range). */
+    static GPUCLASS_NOINLINE Py_ssize_t gpuclass_rollup(
+            Py_ssize_t n, const uint8_t *status, const int16_t *card, const uint16_t *slices,
+            const int64_t *group, int64_t n_groups, int64_t *out, int *what) {
+        if (group != NULL)
+            return gpuclass_rollup_body(n, status, card, slices, group, n_groups, out, what, 1);
+        return gpuclass_rollup_body(n, status, card, slices, NULL, n_groups, out, what, 0);
     }
     """
     Py_ssize_t gpuclass_rollup(Py_ssize_t n, const uint8_t* status, const int16_t* card,

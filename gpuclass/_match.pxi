@@ -68,26 +68,23 @@ cdef extern from *:
     /* Byte offsets in the layout block.
        VB    uint32[65536]  vendor -> its block of DEV, shifted left by 16
        CLASS uint8[65536]   class >> 8 -> CL_GPU | CL_COMPANION (outcome index bits 0-1)
-       ST_G  uint8[64]      outcome index -> status, companions guessed (no addresses)
-       ST_S  uint8[64]      the same with addresses (companions found by slot later)
-       CM_G, CM_S uint16[64] 0: the status keeps the matched card; 0xffff: card -1
-       SM_G, SM_S uint16[64] 0xffff: the status keeps the card's slices; 0: none
+       OUT_G uint64[64]     outcome index -> bits 0-7 status, 16-31 card mask (0: the
+                            status keeps the matched card, 0xffff: card -1), 32-47 slices
+                            mask (0xffff: the status keeps the card's slices); companions
+                            guessed (no addresses)
+       OUT_S uint64[64]     the same with addresses (companions found by slot later)
        FB    uint8[16]      flags & 15 -> outcome index bits 4 (VF) and 5 (invalid)
        SL    uint16[32768]  1 + card -> slices (entry 0: 0)
-       DEV   uint32[blocks * 65536]  (VB[vendor] | device) -> entry:
+       DEV   uint64[blocks * 65536]  (VB[vendor] | device) -> entry:
              bit 2 GPU vendor, bit 3 a card matched, bit 4 subsystem rules exist,
-             bits 16-31: 1 + the device-level card (0: none or deny) */
+             bits 16-31: the device-level card as int16 (-1: none or deny), 32-47: its slices */
     #define GPUCLASS_L_VB 0
     #define GPUCLASS_L_CLASS 262144
-    #define GPUCLASS_L_ST_G 327680
-    #define GPUCLASS_L_ST_S 327744
-    #define GPUCLASS_L_CM_G 327808
-    #define GPUCLASS_L_CM_S 327936
-    #define GPUCLASS_L_SM_G 328064
-    #define GPUCLASS_L_SM_S 328192
-    #define GPUCLASS_L_FB 328320
-    #define GPUCLASS_L_SL 328384
-    #define GPUCLASS_L_DEV 393920
+    #define GPUCLASS_L_OUT_G 327680
+    #define GPUCLASS_L_OUT_S 328192
+    #define GPUCLASS_L_FB 328704
+    #define GPUCLASS_L_SL 328768
+    #define GPUCLASS_L_DEV 394304
     #define GPUCLASS_E_GPU 4u
     #define GPUCLASS_E_HIT 8u
     #define GPUCLASS_E_SUB 16u
@@ -113,8 +110,8 @@ cdef extern from *:
 
     /* A device entry with its card replaced by the subsystem rule's, where one
        matches (rare: kept out of the loop). */
-    static GPUCLASS_NOINLINE uint32_t gpuclass_sub_rule_entry(
-            const gpuclass_match_ctx *t, uint32_t key, uint32_t skey, uint32_t e) {
+    static GPUCLASS_NOINLINE uint64_t gpuclass_sub_rule_entry(
+            const gpuclass_match_ctx *t, uint32_t key, uint32_t skey, uint64_t e) {
         Py_ssize_t lo = 0, hi = t->n_dev;
         while (lo < hi) {
             Py_ssize_t mid = (lo + hi) >> 1;
@@ -124,22 +121,12 @@ cdef extern from *:
         for (int32_t j = t->sub_offsets[lo], end = t->sub_offsets[lo + 1]; j < end; j++) {
             if (t->sub_keys[j] == skey) {
                 int32_t cd = t->sub_card[j];
-                return (e & (GPUCLASS_E_GPU | GPUCLASS_E_SUB))
-                       | ((uint32_t)(cd + 1) << 16) | (cd >= 0 ? GPUCLASS_E_HIT : 0u);
+                const uint16_t *sl = (const uint16_t *)(t->layout + GPUCLASS_L_SL);
+                return (e & (GPUCLASS_E_GPU | GPUCLASS_E_SUB)) | ((uint64_t)sl[cd + 1] << 32)
+                       | ((uint64_t)(uint16_t)cd << 16) | (cd >= 0 ? GPUCLASS_E_HIT : 0u);
             }
         }
         return e;
-    }
-
-    static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_class_hi16(const uint32_t *p) {
-        /* (class >> 8) & 0xffff straight from memory: one 16-bit load. */
-    #if PY_LITTLE_ENDIAN
-        uint16_t h;
-        memcpy(&h, (const unsigned char *)p + 1, 2);
-        return h;
-    #else
-        return (*p >> 8) & 0xFFFFu;
-    #endif
     }
 
     /* One pass over the rows; -1, or the index of the first class code over 24 bits.
@@ -150,12 +137,9 @@ cdef extern from *:
         const uint8_t *GPUCLASS_RESTRICT L = t->layout;
         const uint32_t *GPUCLASS_RESTRICT vb = (const uint32_t *)(L + GPUCLASS_L_VB);
         const uint8_t *GPUCLASS_RESTRICT cls = L + GPUCLASS_L_CLASS;
-        const uint8_t *GPUCLASS_RESTRICT st_of = L + (slots ? GPUCLASS_L_ST_S : GPUCLASS_L_ST_G);
-        const uint16_t *GPUCLASS_RESTRICT cm = (const uint16_t *)(L + (slots ? GPUCLASS_L_CM_S : GPUCLASS_L_CM_G));
-        const uint16_t *GPUCLASS_RESTRICT sm = (const uint16_t *)(L + (slots ? GPUCLASS_L_SM_S : GPUCLASS_L_SM_G));
+        const uint64_t *GPUCLASS_RESTRICT out = (const uint64_t *)(L + (slots ? GPUCLASS_L_OUT_S : GPUCLASS_L_OUT_G));
         const uint8_t *GPUCLASS_RESTRICT fb = L + GPUCLASS_L_FB;
-        const uint16_t *GPUCLASS_RESTRICT sl = (const uint16_t *)(L + GPUCLASS_L_SL);
-        const uint32_t *GPUCLASS_RESTRICT dev = (const uint32_t *)(L + GPUCLASS_L_DEV);
+        const uint64_t *GPUCLASS_RESTRICT dev = (const uint64_t *)(L + GPUCLASS_L_DEV);
         const uint16_t *GPUCLASS_RESTRICT vendor = io->vendor;
         const uint16_t *GPUCLASS_RESTRICT device = io->device;
         const uint16_t *GPUCLASS_RESTRICT subvendor = io->subvendor;
@@ -169,20 +153,24 @@ cdef extern from *:
         const Py_ssize_t n = io->n;
         uint32_t over = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
+            uint32_t c = class_code[i];
             uint32_t v = vendor[i], d = device[i];
             /* No branch on the class range: it is checked once after the loop,
                and the lookup reads only bits 8-23, so it stays in the table. */
-            over |= class_code[i];
-            uint32_t e = dev[vb[v] | d];
+            over |= c;
+            uint64_t e = dev[vb[v] | d];
             if (sub && GPUCLASS_UNLIKELY(e & GPUCLASS_E_SUB) && (!mask || has_sub[i]))
                 e = gpuclass_sub_rule_entry(t, v << 16 | d,
                                             (uint32_t)subvendor[i] << 16 | subdevice[i], e);
-            uint32_t idx = cls[gpuclass_class_hi16(class_code + i)] | (e & (GPUCLASS_E_GPU | GPUCLASS_E_HIT));
+            uint32_t idx = cls[(c >> 8) & 0xFFFFu] | ((uint32_t)e & (GPUCLASS_E_GPU | GPUCLASS_E_HIT));
             if (flags) idx |= fb[fl[i] & 15u];
-            uint32_t k = e >> 16;  /* 1 + card, 0: none */
-            status[i] = st_of[idx];
-            card[i] = (int16_t)((k - 1u) | cm[idx]);
-            slices[i] = (uint16_t)(sl[k] & sm[idx]);
+            /* One load gives the status and the masks for the card (bits 16-31, or'ed:
+               0xffff makes it -1) and its slices (bits 32-47, and'ed), which sit at
+               the same bits of the device entry. */
+            uint64_t o = out[idx];
+            status[i] = (uint8_t)o;
+            card[i] = (int16_t)(uint16_t)((e | o) >> 16);
+            slices[i] = (uint16_t)((e & o) >> 32);
         }
         if (over > 0xFFFFFFu) {
             for (Py_ssize_t i = 0; i < n; i++)
@@ -248,12 +236,8 @@ cdef extern from *:
     enum:
         L_VB "GPUCLASS_L_VB"
         L_CLASS "GPUCLASS_L_CLASS"
-        L_ST_G "GPUCLASS_L_ST_G"
-        L_ST_S "GPUCLASS_L_ST_S"
-        L_CM_G "GPUCLASS_L_CM_G"
-        L_CM_S "GPUCLASS_L_CM_S"
-        L_SM_G "GPUCLASS_L_SM_G"
-        L_SM_S "GPUCLASS_L_SM_S"
+        L_OUT_G "GPUCLASS_L_OUT_G"
+        L_OUT_S "GPUCLASS_L_OUT_S"
         L_FB "GPUCLASS_L_FB"
         L_SL "GPUCLASS_L_SL"
         L_DEV "GPUCLASS_L_DEV"
@@ -311,26 +295,29 @@ def _layout(t):
     pair = (t.vendor_block & 0x7FFF).astype(np.int64) * 2 + (t.vendor_block >> 15)
     used, new_block = np.unique(pair, return_inverse=True)
     blocks = used.shape[0]
-    out = np.zeros(L_DEV + 4 * 65536 * blocks, dtype=np.uint8)
+    out = np.zeros(L_DEV + 8 * 65536 * blocks, dtype=np.uint8)
     vb = out[L_VB:L_CLASS].view(np.uint32)
     vb[:] = new_block.astype(np.uint32) << 16
     out[L_CLASS:L_CLASS + 65536] = t.class_lut & 3
-    for guess, st_off, cm_off, sm_off in ((True, L_ST_G, L_CM_G, L_SM_G),
-                                          (False, L_ST_S, L_CM_S, L_SM_S)):
+    for guess, off in ((True, L_OUT_G), (False, L_OUT_S)):
         o = _outcome_table(guess)
-        st = o & 0x7F
-        out[st_off:st_off + 64] = st
-        out[cm_off:cm_off + 128].view(np.uint16)[:] = np.where(o & KEEP_CARD, 0, 0xFFFF)
-        out[sm_off:sm_off + 128].view(np.uint16)[:] = np.where(st == ST_SUPPORTED, 0xFFFF, 0)
+        st = (o & 0x7F).astype(np.uint64)
+        cm = np.where(o & KEEP_CARD, 0, 0xFFFF).astype(np.uint64)
+        sm = np.where(st == ST_SUPPORTED, 0xFFFF, 0).astype(np.uint64)
+        out[off:off + 512].view(np.uint64)[:] = st | (cm << np.uint64(16)) | (sm << np.uint64(32))
     f = np.arange(16)
     out[L_FB:L_FB + 16] = (((f & DF_VF) != 0) << OI_VF) | (((f & DF_INVALID) != 0) << OI_INVALID)
-    out[L_SL + 2:L_SL + 2 + 2 * n_cards].view(np.uint16)[:] = t.card_slices
-    dev = out[L_DEV:].view(np.uint32).reshape(blocks, 65536)
+    sl = out[L_SL:L_SL + 65536].view(np.uint16)
+    sl[1:1 + n_cards] = t.card_slices
+    dev = out[L_DEV:].view(np.uint64).reshape(blocks, 65536)
     for nb, p in enumerate(used.tolist()):
         ob, g = p >> 1, p & 1
-        e = t.dev_lut[ob * 65536:(ob + 1) * 65536].astype(np.uint32)
-        k = e & 0x7FFF
-        dev[nb] = (k << 16) | ((k != 0).astype(np.uint32) << 3) | ((e >> 15) << 4) | (g << 2)
+        e = t.dev_lut[ob * 65536:(ob + 1) * 65536].astype(np.uint64)
+        k = e & np.uint64(0x7FFF)
+        card = (k.astype(np.int64) - 1).astype(np.uint16).astype(np.uint64)  # -1: none
+        dev[nb] = ((sl[k].astype(np.uint64) << np.uint64(32)) | (card << np.uint64(16))
+                   | ((k != 0).astype(np.uint64) << np.uint64(3))
+                   | ((e >> np.uint64(15)) << np.uint64(4)) | np.uint64(g << 2))
     out.flags.writeable = False
     return out
 

@@ -96,6 +96,8 @@ cdef extern from *:
         const int32_t *sub_offsets;
         const uint32_t *sub_keys;
         const int16_t *sub_card;
+        int n_keys;                   /* classes >> 8 that need the lookup; -1: too many */
+        uint16_t keys[8];
     } gpuclass_match_ctx;
 
     typedef struct {
@@ -129,48 +131,139 @@ cdef extern from *:
         return e;
     }
 
+    /* The status, card and slices of row i. */
+    static GPUCLASS_ALWAYS_INLINE void gpuclass_match_row(
+            const gpuclass_match_ctx *t, const gpuclass_match_io *io, Py_ssize_t i,
+            const int sub, const int mask, const int flags, const int slots) {
+        const uint8_t *L = t->layout;
+        const uint32_t *vb = (const uint32_t *)(L + GPUCLASS_L_VB);
+        const uint64_t *dev = (const uint64_t *)(L + GPUCLASS_L_DEV);
+        const uint64_t *out = (const uint64_t *)(L + (slots ? GPUCLASS_L_OUT_S : GPUCLASS_L_OUT_G));
+        uint32_t c = io->class_code[i];
+        uint32_t v = io->vendor[i], d = io->device[i];
+        uint64_t e = dev[vb[v] | d];
+        if (sub && GPUCLASS_UNLIKELY(e & GPUCLASS_E_SUB) && (!mask || io->has_sub[i]))
+            e = gpuclass_sub_rule_entry(t, v << 16 | d,
+                                        (uint32_t)io->subvendor[i] << 16 | io->subdevice[i], e);
+        /* the lookup reads only bits 8-23 of the class, so it stays in the table */
+        uint32_t idx = L[GPUCLASS_L_CLASS + ((c >> 8) & 0xFFFFu)]
+                       | ((uint32_t)e & (GPUCLASS_E_GPU | GPUCLASS_E_HIT));
+        if (flags) idx |= L[GPUCLASS_L_FB + (io->flags[i] & 15u)];
+        /* One load gives the status and the masks for the card (bits 16-31, or'ed:
+           0xffff makes it -1) and its slices (bits 32-47, and'ed), which sit at
+           the same bits of the device entry. */
+        uint64_t o = out[idx];
+        io->status[i] = (uint8_t)o;
+        io->card[i] = (int16_t)(uint16_t)((e | o) >> 16);
+        io->slices[i] = (uint16_t)((e & o) >> 32);
+    }
+
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    /* For each 8-bit mask: the positions of its set bits, then their count. */
+    static uint8_t gpuclass_pos8[256][8];
+    static uint8_t gpuclass_cnt8[256];
+    static void gpuclass_match_init(void) {
+        for (int m = 0; m < 256; m++) {
+            int k = 0;
+            for (int r = 0; r < 8; r++)
+                if ((m >> r) & 1) gpuclass_pos8[m][k++] = (uint8_t)r;
+            gpuclass_cnt8[m] = (uint8_t)k;
+            for (; k < 8; k++) gpuclass_pos8[m][k] = 0;
+        }
+    }
+
+    /* Most rows are not of a GPU (or, without addresses, companion) class: they
+       are NOT_GPU (INVALID when flagged), card -1, no slices, whatever their IDs.
+       Eight rows at a time, SSE2 compares their classes with the few that
+       matter, writes those default results, and gathers the other rows without
+       a branch; then only those go through the lookups.  Runs per chunk of
+       2048 rows, so the second pass finds the rows still in cache. */
+    static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_match_screened(
+            const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+            const int sub, const int mask, const int flags, const int slots) {
+        const Py_ssize_t n = io->n;
+        const uint32_t *class_code = io->class_code;
+        uint16_t pick[2048 + 8];
+        __m128i keys[8];
+        const __m128i bias = _mm_set1_epi32(0x8000), zero = _mm_setzero_si128();
+        const __m128i ones = _mm_set1_epi32(-1), one = _mm_set1_epi32(1);
+        __m128i vover = zero;
+        uint32_t over = 0;
+        int nk = t->n_keys;
+        for (int j = 0; j < 8; j++)  /* unused keys repeat the first (or match nothing) */
+            keys[j] = _mm_set1_epi16((short)(nk ? (int)t->keys[j < nk ? j : 0] - 0x8000 : 0x7FFF));
+        if (nk == 0) nk = 1;
+        for (Py_ssize_t lo = 0; lo < n; lo += 2048) {
+            const Py_ssize_t hi = n - lo < 2048 ? n : lo + 2048;
+            const Py_ssize_t end8 = lo + ((hi - lo) & ~(Py_ssize_t)7);
+            int k = 0;
+            for (Py_ssize_t i = lo; i < end8; i += 8) {
+                __m128i c0 = _mm_loadu_si128((const __m128i *)(class_code + i));
+                __m128i c1 = _mm_loadu_si128((const __m128i *)(class_code + i + 4));
+                vover = _mm_or_si128(vover, _mm_or_si128(c0, c1));
+                /* class >> 8 less 0x8000 fits int16 exactly (when the class has 24
+                   bits; otherwise the call fails anyway) */
+                __m128i h = _mm_packs_epi32(_mm_sub_epi32(_mm_srli_epi32(c0, 8), bias),
+                                            _mm_sub_epi32(_mm_srli_epi32(c1, 8), bias));
+                __m128i m = _mm_cmpeq_epi16(h, keys[0]);
+                for (int j = 1; j < nk; j++) m = _mm_or_si128(m, _mm_cmpeq_epi16(h, keys[j]));
+                unsigned bits = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(m, zero));
+                if (flags) {
+                    __m128i f0 = _mm_loadu_si128((const __m128i *)(io->flags + i));
+                    __m128i f1 = _mm_loadu_si128((const __m128i *)(io->flags + i + 4));
+                    __m128i inv = _mm_packs_epi32(_mm_and_si128(_mm_srli_epi32(f0, 3), one),
+                                                  _mm_and_si128(_mm_srli_epi32(f1, 3), one));
+                    inv = _mm_packus_epi16(inv, zero);
+                    /* INVALID (5) = 4 + 1 */
+                    _mm_storel_epi64((__m128i *)(io->status + i),
+                                     _mm_or_si128(_mm_slli_epi16(inv, 2), inv));
+                } else {
+                    _mm_storel_epi64((__m128i *)(io->status + i), zero);
+                }
+                _mm_storeu_si128((__m128i *)(io->card + i), ones);
+                _mm_storeu_si128((__m128i *)(io->slices + i), zero);
+                __m128i pos = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)gpuclass_pos8[bits]), zero);
+                _mm_storeu_si128((__m128i *)(pick + k),
+                                 _mm_add_epi16(pos, _mm_set1_epi16((short)(i - lo))));
+                k += gpuclass_cnt8[bits];
+            }
+            for (int q = 0; q < k; q++)
+                gpuclass_match_row(t, io, lo + pick[q], sub, mask, flags, slots);
+            for (Py_ssize_t i = end8; i < hi; i++) {
+                over |= class_code[i];
+                gpuclass_match_row(t, io, i, sub, mask, flags, slots);
+            }
+        }
+        vover = _mm_or_si128(vover, _mm_srli_si128(vover, 8));
+        vover = _mm_or_si128(vover, _mm_srli_si128(vover, 4));
+        return over | (uint32_t)_mm_cvtsi128_si32(vover);
+    }
+    #define GPUCLASS_MATCH_SIMD 1
+    #else
+    static void gpuclass_match_init(void) {}
+    #define GPUCLASS_MATCH_SIMD 0
+    #endif
+
     /* One pass over the rows; -1, or the index of the first class code over 24 bits.
        sub/mask/flags/slots are constants in each variant below. */
     static GPUCLASS_ALWAYS_INLINE Py_ssize_t gpuclass_match_body(
             const gpuclass_match_ctx *t, const gpuclass_match_io *io,
             const int sub, const int mask, const int flags, const int slots) {
-        const uint8_t *GPUCLASS_RESTRICT L = t->layout;
-        const uint32_t *GPUCLASS_RESTRICT vb = (const uint32_t *)(L + GPUCLASS_L_VB);
-        const uint8_t *GPUCLASS_RESTRICT cls = L + GPUCLASS_L_CLASS;
-        const uint64_t *GPUCLASS_RESTRICT out = (const uint64_t *)(L + (slots ? GPUCLASS_L_OUT_S : GPUCLASS_L_OUT_G));
-        const uint8_t *GPUCLASS_RESTRICT fb = L + GPUCLASS_L_FB;
-        const uint64_t *GPUCLASS_RESTRICT dev = (const uint64_t *)(L + GPUCLASS_L_DEV);
-        const uint16_t *GPUCLASS_RESTRICT vendor = io->vendor;
-        const uint16_t *GPUCLASS_RESTRICT device = io->device;
-        const uint16_t *GPUCLASS_RESTRICT subvendor = io->subvendor;
-        const uint16_t *GPUCLASS_RESTRICT subdevice = io->subdevice;
-        const uint8_t *GPUCLASS_RESTRICT has_sub = io->has_sub;
-        const uint32_t *GPUCLASS_RESTRICT class_code = io->class_code;
-        const uint32_t *GPUCLASS_RESTRICT fl = io->flags;
-        uint8_t *GPUCLASS_RESTRICT status = io->status;
-        int16_t *GPUCLASS_RESTRICT card = io->card;
-        uint16_t *GPUCLASS_RESTRICT slices = io->slices;
+        const uint32_t *class_code = io->class_code;
         const Py_ssize_t n = io->n;
         uint32_t over = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            uint32_t c = class_code[i];
-            uint32_t v = vendor[i], d = device[i];
-            /* No branch on the class range: it is checked once after the loop,
-               and the lookup reads only bits 8-23, so it stays in the table. */
-            over |= c;
-            uint64_t e = dev[vb[v] | d];
-            if (sub && GPUCLASS_UNLIKELY(e & GPUCLASS_E_SUB) && (!mask || has_sub[i]))
-                e = gpuclass_sub_rule_entry(t, v << 16 | d,
-                                            (uint32_t)subvendor[i] << 16 | subdevice[i], e);
-            uint32_t idx = cls[(c >> 8) & 0xFFFFu] | ((uint32_t)e & (GPUCLASS_E_GPU | GPUCLASS_E_HIT));
-            if (flags) idx |= fb[fl[i] & 15u];
-            /* One load gives the status and the masks for the card (bits 16-31, or'ed:
-               0xffff makes it -1) and its slices (bits 32-47, and'ed), which sit at
-               the same bits of the device entry. */
-            uint64_t o = out[idx];
-            status[i] = (uint8_t)o;
-            card[i] = (int16_t)(uint16_t)((e | o) >> 16);
-            slices[i] = (uint16_t)((e & o) >> 32);
+    #if GPUCLASS_MATCH_SIMD
+        if (t->n_keys >= 0) {
+            over = gpuclass_match_screened(t, io, sub, mask, flags, slots);
+        } else
+    #endif
+        {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                /* no branch on the class range: it is checked once, after the loop */
+                over |= class_code[i];
+                gpuclass_match_row(t, io, i, sub, mask, flags, slots);
+            }
         }
         if (over > 0xFFFFFFu) {
             for (Py_ssize_t i = 0; i < n; i++)
@@ -214,6 +307,8 @@ cdef extern from *:
     """
     ctypedef struct MatchCtx "gpuclass_match_ctx":
         const uint8_t* layout
+        int n_keys
+        uint16_t keys[8]
         const uint32_t* dev_keys
         Py_ssize_t n_dev
         const int32_t* sub_offsets
@@ -233,6 +328,7 @@ cdef extern from *:
         uint16_t* slices
     Py_ssize_t gpuclass_match(const MatchCtx* t, const MatchIO* io, int sub_rules,
                               int slots) noexcept nogil
+    void gpuclass_match_init() noexcept nogil
     enum:
         L_VB "GPUCLASS_L_VB"
         L_CLASS "GPUCLASS_L_CLASS"
@@ -328,15 +424,20 @@ _LAYOUTS = {}
 
 
 cdef object layout_for(object t):
+    """(layout, classes to look up without addresses, classes to look up with them)."""
     hit = _LAYOUTS.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
-    lay = _layout(t)
+    lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
+           np.flatnonzero(t.class_lut & 1).tolist())
     if _MS.is_frozen(t):
         if len(_LAYOUTS) >= 8:
             _LAYOUTS.pop(next(iter(_LAYOUTS)))
         _LAYOUTS[id(t)] = (t, lay)
     return lay
+
+
+gpuclass_match_init()
 
 
 cdef inline const void* data_or_null(object arr):
@@ -436,9 +537,16 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     if n == 0:
         return status, card, slices
     cdef bint have_slots = a.domain is not None
-    lay = layout_for(t)
+    lay, guess_keys, slot_keys = layout_for(t)
     cdef MatchCtx ctx
     ctx.layout = <const uint8_t*> data_or_null(lay)
+    # The classes whose rows need the lookups (the kernel screens the others out
+    # eight rows at a time); more than eight: every row is looked up.
+    keys = slot_keys if have_slots else guess_keys
+    ctx.n_keys = len(keys) if len(keys) <= 8 else -1
+    cdef int j
+    for j in range(min(len(keys), 8)):
+        ctx.keys[j] = keys[j]
     ctx.dev_keys = <const uint32_t*> data_or_null(t.dev_keys)
     ctx.n_dev = t.dev_keys.shape[0]
     ctx.sub_offsets = <const int32_t*> data_or_null(t.sub_offsets)

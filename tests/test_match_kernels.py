@@ -135,3 +135,39 @@ def test_rollup_reports_the_first_bad_row(core, bad_status, bad_group):
     first = min(x for x in (bad_status, bad_group) if x is not None)
     with pytest.raises(InputError, match=f"at index {first} "):
         core.rollup(status, np.zeros(n, np.int16), np.zeros(n, np.uint16), group, 5)
+
+
+# Classes around the compiled kernel's screening (class >> 8 compared as int16
+# less 0x8000): the edges of that range, and both kinds of interesting class.
+EDGE_CLASSES = [0x000000, 0x0000FF, 0x030000, 0x0302FF, 0x040300, 0x0C0330, 0x7FFF00, 0x800000,
+                0x8000FF, 0xFFFF00, 0xFFFFFF, 0x020000]
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 2047, 2048, 2049, 4103])
+@pytest.mark.parametrize("gpu_classes,companions", [
+    ((0x0300, 0x0302), (0x0403, 0x0C03, 0x0C80)),                 # the default: screened
+    ((0x0300,), ()),                                              # one class
+    ((), ()),                                                     # no GPU class at all
+    ((0x7FFF, 0x8000, 0xFFFF, 0x0000), (0x0001,)),                # the int16 edges
+    (tuple(range(0x0300, 0x0306)), (0x0403, 0x0C03, 0x0C80)),     # nine: every row looked up
+])
+def test_screened_rows_match_the_twin(compiled_core, n, gpu_classes, companions):
+    t = build_match_tables([r for r in RULES if r[2] is None], [4, 8, 2], gpu_classes=gpu_classes,
+                           companion_classes=companions, gpu_vendors=(NV, AMD))
+    v, d, sv, sd, _, rng = _rows(n, seed=n)
+    c = rng.choice(np.array(EDGE_CLASSES, np.uint32), n)
+    flags = rng.choice(np.array([0, 1, 8, 9], np.uint32), n)
+    for kw in ({}, {"flags": flags},
+               {"flags": flags, "domain": np.zeros(n, np.uint32), "bus": np.ones(n, np.uint8),
+                "slot": (np.arange(n) % 4).astype(np.uint8)}):
+        _same(compiled_core.match_devices(t, v, d, sv, sd, c, **kw),
+              _core_py.match_devices(t, v, d, sv, sd, c, **kw))
+
+
+@pytest.mark.parametrize("at", [0, 8190, 10000, 10002])
+def test_class_over_24_bits_in_the_tail(core, at):
+    v, d, sv, sd, c, _ = _rows(10_003)
+    c = c.copy()
+    c[at] = 0x01030000  # its bits 8-23 name a GPU class
+    with pytest.raises(InputError, match=f"at index {at} exceeds 0xffffff"):
+        core.match_devices(_tables(), v, d, sv, sd, c)

@@ -12,7 +12,7 @@ import fakesys
 import numpy as np
 import pytest
 
-from gpuclass.devices import FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, FLAG_VF, NO_ADDRESS
+from gpuclass.devices import FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, NO_ADDRESS
 from gpuclass.errors import GpuclassError, SourceError
 from gpuclass.lspci import parse_lspci_mm
 from gpuclass.sysfs import scan_sysfs

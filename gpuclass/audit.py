@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 import itertools
 import json
 import os

@@ -41,6 +41,9 @@ cdef extern from *:
     #ifndef O_DIRECTORY
     #define O_DIRECTORY 0
     #endif
+    #ifndef O_NONBLOCK
+    #define O_NONBLOCK 0
+    #endif
 
     #define GPUCLASS_SYS_NV 12
     #define GPUCLASS_LINK_MAX 4096
@@ -61,7 +64,8 @@ cdef extern from *:
         int fd;
         ssize_t r;
         int e;
-        do { fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
+        /* O_NONBLOCK: a FIFO planted in a mounted root must not block the scan. */
+        do { fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK); } while (fd < 0 && errno == EINTR);
         if (fd < 0) return -(errno ? errno : EIO);
         do { r = read(fd, buf, 64); } while (r < 0 && errno == EINTR);
         e = errno;

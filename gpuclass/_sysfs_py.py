@@ -50,7 +50,10 @@ MANDATORY = (("vendor", 4), ("device", 4), ("class", 6))
 DIR_OUTSIDE = -1   # dir code: the entry resolves outside the root
 MALFORMED = -1     # attribute code: read, but not 0x and 1..width hex digits
 
-_NOFOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: a FIFO or a tty planted in a mounted root must not block the scan
+# (regular and sysfs files ignore it).
+_NOFOLLOW = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_NONBLOCK", 0))
 _DIRFLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _PROC_FD = "/proc/self/fd"
 _HEXDIGITS = b"0123456789abcdefABCDEF"

@@ -909,8 +909,25 @@ def _iter_ndjson(reader: _Reader, source: str) -> Iterator[tuple[int, str, Any, 
             yield row, source, None, f"malformed JSON line: {exc.msg} at column {exc.colno}"
 
 
+class _BadCsvRow(list):
+    """A CSV row the csv module could not split (kept, so that it becomes a flagged row)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__()
+        self.problem = problem
+
+
 def _csv_rows(reader: _Reader) -> Iterator[list[str]]:
-    return csv.reader(reader.lines())
+    """CSV rows; a row the csv module rejects (a bare carriage return in an unquoted
+    field, say) comes out as a :class:`_BadCsvRow` instead of ending the file."""
+    rows = csv.reader(reader.lines())
+    while True:
+        try:
+            yield next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield _BadCsvRow(f"malformed CSV row: {exc}")
 
 
 def _pick(header: list[str], wanted: Sequence[str], given: str | None, what: str) -> int | None:
@@ -932,6 +949,9 @@ def _iter_text_csv(rows: Iterator[list[str]], header: list[str], source: str, te
     low = [h.strip().lower() for h in header]
     extra = {k: low.index(k) for k in _PASSTHROUGH + ("specials", "information") if k in low}
     for row, cells in enumerate(rows, 1):
+        if isinstance(cells, _BadCsvRow):
+            yield row, source, None, cells.problem
+            continue
         if len(cells) != len(header):
             yield row, source, None, f"expected {len(header)} fields, got {len(cells)}"
             continue
@@ -978,7 +998,10 @@ def _iter_device_csv(rows: Iterator[list[str]], header: list[str],
         cols: dict[str, list[Any]] = {k: [] for k in ("row", *_DEVICE_FIELDS, "error")}
         for row, cells in part:
             cols["row"].append(row)
-            err = None if len(cells) == width else f"expected {width} fields, got {len(cells)}"
+            if isinstance(cells, _BadCsvRow):
+                err = cells.problem
+            else:
+                err = None if len(cells) == width else f"expected {width} fields, got {len(cells)}"
             for f in _DEVICE_FIELDS:
                 i = idx[f]
                 cols[f].append(cells[i] if i is not None and i < len(cells) else None)
@@ -1096,6 +1119,8 @@ def _reports_for(path: Path, kind: str, *, policy: Any, text_column: str | None,
                 header = next(rows, None)
                 if header is None:
                     return
+                if isinstance(header, _BadCsvRow):
+                    raise SourceError(source, 1, f"unreadable CSV header: {header.problem}")
                 if kind == "table-csv" or _is_device_header(header):
                     yield from _DeviceAuditor(policy).reports(
                         _iter_device_csv(rows, header, server_column), source)

@@ -301,3 +301,20 @@ def test_progress_bar_draws_to_its_stream(tmp_path):
     bar = A._Progress(p.stat().st_size, out)
     list(audit_paths([p], progress=bar))
     assert "100.0%" in out.getvalue()
+
+
+@pytest.mark.parametrize("body, kind", [
+    ("id,description\n1,GPU - Nvidia GeForce GTX 1080\n2,bad\rrow\n3,2x NVIDIA RTX 6000 Ada Generation 48 GB\n",
+     "csv"),
+    ("server,vendor,device,class\ns1,10de,27b0,030000\ns2,10\rde,27b0,030000\ns3,10de,26b1,030000\n",
+     "table-csv"),
+])
+def test_csv_row_the_csv_module_rejects_is_a_flagged_row(tmp_path, body, kind):
+    # A bare carriage return in an unquoted field makes the csv module raise; the
+    # row is flagged and the rows after it are still audited (found by fuzzing).
+    path = tmp_path / "inventory.csv"
+    path.write_bytes(body.encode())
+    reports = list(audit_paths([path], kind=kind))
+    assert sum(r.rows for r in reports) == 3
+    assert [bool(r.problems) for r in reports] == [False, True, False]
+    assert reports[2].gpu_capable and reports[2].slices > 0

@@ -57,6 +57,15 @@ _LAZY = {
     "PodValidation": "gpuclass.controller",
     "diagnose": "gpuclass.controller",
     "Diagnosis": "gpuclass.controller",
+    # fleet audits
+    "TextMatcher": "gpuclass.text",
+    "default_matcher": "gpuclass.text",
+    "audit_paths": "gpuclass.audit",
+    "audit_records": "gpuclass.audit",
+    "audit_frame": "gpuclass.audit",
+    "write_reports": "gpuclass.audit",
+    "ServerReport": "gpuclass.audit",
+    "AuditSummary": "gpuclass.audit",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

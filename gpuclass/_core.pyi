@@ -31,3 +31,33 @@ class KeyIndex:
     def __len__(self) -> int: ...
     def find(self, key: int) -> int: ...
     def lookup(self, queries: npt.ArrayLike) -> npt.NDArray[np.int32]: ...
+
+# -- the allowlist matcher (_match.pxi; twin: _match_py.py) ----------------------------
+
+def match_devices(
+    tables: object,
+    vendor: npt.ArrayLike,
+    device: npt.ArrayLike,
+    subvendor: npt.ArrayLike | None,
+    subdevice: npt.ArrayLike | None,
+    class_code: npt.ArrayLike,
+    has_subsystem: npt.ArrayLike | None = None,
+    flags: npt.ArrayLike | None = None,
+    group: npt.ArrayLike | None = None,
+    domain: npt.ArrayLike | None = None,
+    bus: npt.ArrayLike | None = None,
+    slot: npt.ArrayLike | None = None,
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int16], npt.NDArray[np.uint16]]: ...
+def rollup(
+    status: npt.ArrayLike,
+    card: npt.ArrayLike,
+    slices: npt.ArrayLike,
+    group: npt.ArrayLike | None = None,
+    n_groups: int = 1,
+) -> npt.NDArray[np.int64]: ...
+
+# -- sysfs device reading (_sysfs.pxi; twin: _sysfs_py.py) ------------------------------
+
+def read_devices(
+    dir_fd: int, names: list[str], devdir: str, root: str
+) -> tuple[npt.NDArray[np.int64], list[str | None], list[str | None]]: ...

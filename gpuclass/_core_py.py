@@ -277,10 +277,11 @@ class KeyIndex:
     def find(self, key) -> int:
         """Position of one key, or -1."""
         key = int(key)
-        if key < 0:
+        if key < 0 or key > 0xFFFFFFFFFFFFFFFF:
             return -1
-        i = int(np.searchsorted(self.keys, np.uint64(key) if key > 0xFFFFFFFF else key))
-        if i < len(self.keys) and int(self.keys[i]) == key:
+        keys64 = self.keys.astype(np.uint64, copy=False)
+        i = int(np.searchsorted(keys64, np.uint64(key)))
+        if i < len(keys64) and int(keys64[i]) == key:
             return i
         return -1
 

@@ -192,14 +192,46 @@ def build_match_tables(
         has_subs = sub_offsets[i + 1] > sub_offsets[i]
         entry = (int(dev_card[i]) + 1) | (0x8000 if has_subs else 0)
         dev_lut[(int(vendor_block[k >> 16]) & 0x7FFF) << 16 | (k & 0xFFFF)] = entry
-    return MatchTables(vendor_lut, class_lut, dev_keys, dev_card, sub_offsets, sub_keys,
-                       sub_card, slices, vendor_block, dev_lut)
+    tables = MatchTables(vendor_lut, class_lut, dev_keys, dev_card, sub_offsets, sub_keys,
+                         sub_card, slices, vendor_block, dev_lut)
+    # Read-only from here on: checked once, the tables can be trusted on every call
+    # (see _check_tables) and the compiled core may derive its own layout from them.
+    for a in tables:
+        a.flags.writeable = False
+    return tables
+
+
+# Tables already checked, by identity.  Only tables whose arrays are all
+# read-only are remembered (build_match_tables makes them so): their contents
+# cannot change behind the cache's back, so a policy applied to many small
+# batches is checked once, not once per call.
+_CHECKED: dict[int, MatchTables] = {}
+_CHECKED_MAX = 16
+
+
+def is_frozen(t: MatchTables) -> bool:
+    """Whether every array of ``t`` is read-only and owns its memory."""
+    for a in t:
+        if a.flags.writeable or a.base is not None:
+            return False
+    return True
 
 
 def _check_tables(t) -> MatchTables:
     """Tables as the kernels expect them; anything else is an InputError, never a crash."""
+    if _CHECKED.get(id(t)) is t:
+        return t
     if not isinstance(t, MatchTables):
         raise InputError(f"tables: expected MatchTables, got {type(t).__name__}")
+    _check_tables_full(t)
+    if is_frozen(t):
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.pop(next(iter(_CHECKED)))
+        _CHECKED[id(t)] = t
+    return t
+
+
+def _check_tables_full(t: MatchTables) -> None:
     want = (("vendor_lut", np.uint8), ("class_lut", np.uint8), ("dev_keys", np.uint32),
             ("dev_card", np.int16), ("sub_offsets", np.int32), ("sub_keys", np.uint32),
             ("sub_card", np.int16), ("card_slices", np.uint16), ("vendor_block", np.uint16),
@@ -226,7 +258,6 @@ def _check_tables(t) -> MatchTables:
             raise InputError(f"tables.{name}: card index out of range")
     if int((t.dev_lut & 0x7FFF).max()) > n_cards:
         raise InputError("tables.dev_lut: card out of range")
-    return t
 
 
 class MatchArgs(NamedTuple):

@@ -31,6 +31,7 @@ import hashlib
 import json
 import mmap
 import os
+import struct
 import tempfile
 import zlib
 from pathlib import Path
@@ -49,15 +50,21 @@ __all__ = ["PciDatabase", "default_database", "cache_dir", "TABLES"]
 TABLES = _pciids.TABLES
 _ARRAYS = ("blob", "name_start", "name_end") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
 
-# The only dtypes a cache file may declare (little-endian unsigned integers),
-# and the one each array must have.
-_CACHE_DTYPES = {np.dtype(t).str: np.dtype(t) for t in ("<u1", "<u2", "<u4", "<u8")}
+# The dtype each array of a cache file must declare (little-endian unsigned integers),
+# so that nothing else is ever mapped.
 _EXPECTED_DTYPES = {"blob": np.dtype("<u1"), "name_start": np.dtype("<u4"), "name_end": np.dtype("<u4")}
 _EXPECTED_DTYPES.update({f"{t}_keys": np.dtype(d).newbyteorder("<") for t, d in zip(TABLES, _pciids.KEY_DTYPES)})
 _EXPECTED_DTYPES.update({f"{t}_name": np.dtype("<u4") for t in TABLES})
+_LAYOUT_DTYPES = tuple((name, _EXPECTED_DTYPES[name]) for name in _ARRAYS)
+# Arrays that must have the same length.
+_SAME_LENGTH = (("name_start", "name_end"),) + tuple((f"{t}_keys", f"{t}_name") for t in TABLES)
 
 CACHE_MAGIC = b"GPCLSDB\x01"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+# magic, format, metadata length, payload length; then (offset, count, crc32)
+# for every array of _ARRAYS, in that order.
+_CACHE_HEAD = struct.Struct("<8sIIQ")
+_CACHE_TABLE = struct.Struct("<" + "QQI" * len(_ARRAYS))
 ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
 
 
@@ -274,43 +281,37 @@ class PciDatabase:
     def save_compiled(self, path: str | os.PathLike) -> Path:
         """Write the arrays to a cache file atomically (temp file, fsync, rename).
 
-        The format is raw little-endian arrays after a JSON header, with a CRC-32
-        of the payload: loading never unpickles anything.
+        The format (no pickle anywhere): a fixed binary head (magic, format,
+        sizes), a binary table of every array's offset, length and CRC-32, a
+        short JSON of metadata (source, version, date, SHA-256), then the raw
+        little-endian arrays, 8-byte aligned.
         """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        layout = []
+        table = []
         offset = 0
         payload_parts = []
         arrays = self.arrays()
         compact = _compact_names(arrays)
         for name in _ARRAYS:
-            arr = np.ascontiguousarray(compact.get(name, arrays[name]))
-            arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+            arr = np.ascontiguousarray(compact.get(name, arrays[name]), dtype=_EXPECTED_DTYPES[name])
             raw = arr.tobytes()
             pad = (-offset) % 8
             if pad:
                 payload_parts.append(b"\0" * pad)
                 offset += pad
-            layout.append([name, arr.dtype.str, offset, int(arr.shape[0]), zlib.crc32(raw)])
+            table += [offset, int(arr.shape[0]), zlib.crc32(raw)]
             payload_parts.append(raw)
             offset += len(raw)
         payload = b"".join(payload_parts)
-        header = json.dumps({
-            "format": CACHE_FORMAT,
-            "sha256": self.sha256,
-            "source": self.source,
-            "version": self.version,
-            "date": self.date,
-            "arrays": layout,
-            "payload_len": len(payload),
-        }, separators=(",", ":")).encode()
-        pad = (-(len(CACHE_MAGIC) + 4 + len(header))) % 8
-        header += b" " * pad
+        meta = json.dumps({"sha256": self.sha256, "source": self.source, "version": self.version,
+                           "date": self.date}, separators=(",", ":")).encode()
+        meta += b" " * ((-(_CACHE_HEAD.size + _CACHE_TABLE.size + len(meta))) % 8)
+        head = _CACHE_HEAD.pack(CACHE_MAGIC, CACHE_FORMAT, len(meta), len(payload))
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(CACHE_MAGIC + len(header).to_bytes(4, "little") + header + payload)
+                fh.write(head + _CACHE_TABLE.pack(*table) + meta + payload)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
@@ -340,9 +341,9 @@ class PciDatabase:
         except OSError as exc:
             raise CacheError(f"{name}: cannot read: {exc.strerror or exc}") from None
         try:
-            if os.fstat(fd).st_size == 0:
-                raise CacheError(f"{name}: empty cache file")
             raw = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except ValueError:  # mmap refuses an empty file
+            raise CacheError(f"{name}: empty cache file") from None
         except OSError as exc:
             raise CacheError(f"{name}: cannot map: {exc.strerror or exc}") from None
         finally:
@@ -359,39 +360,36 @@ class PciDatabase:
 
     @classmethod
     def _from_cache_buffer(cls, raw, name: str, expect_sha256: str | None) -> "PciDatabase":
-        head = len(CACHE_MAGIC) + 4
-        if len(raw) < head or raw[: len(CACHE_MAGIC)] != CACHE_MAGIC:
+        total = len(raw)
+        if total < _CACHE_HEAD.size + _CACHE_TABLE.size:
             raise CacheError(f"{name}: not a gpuclass database cache")
-        hlen = int.from_bytes(raw[len(CACHE_MAGIC) : head], "little")
-        if head + hlen > len(raw):
-            raise CacheError(f"{name}: truncated header")
-        header = json.loads(raw[head : head + hlen])
-        if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT:
-            raise CacheError(f"{name}: unknown cache format")
-        if expect_sha256 is not None and header.get("sha256") != expect_sha256:
+        magic, fmt, meta_len, payload_len = _CACHE_HEAD.unpack_from(raw, 0)
+        if magic != CACHE_MAGIC:
+            raise CacheError(f"{name}: not a gpuclass database cache")
+        if fmt != CACHE_FORMAT:
+            raise CacheError(f"{name}: cache format {fmt}, expected {CACHE_FORMAT}")
+        meta_at = _CACHE_HEAD.size + _CACHE_TABLE.size
+        payload_at = meta_at + meta_len
+        if payload_at + payload_len != total:
+            raise CacheError(f"{name}: truncated or padded cache ({total} bytes, "
+                             f"expected {payload_at + payload_len})")
+        meta = json.loads(raw[meta_at:payload_at].decode("utf-8"))
+        if not isinstance(meta, dict):
+            raise CacheError(f"{name}: bad metadata")
+        if expect_sha256 is not None and meta.get("sha256") != expect_sha256:
             raise CacheError(f"{name}: stale cache (built from another pci.ids)")
-        payload = memoryview(raw)[head + hlen :]
-        if len(payload) != header["payload_len"]:
-            raise CacheError(f"{name}: truncated payload")
+        table = _CACHE_TABLE.unpack_from(raw, _CACHE_HEAD.size)
         layout: dict[str, tuple] = {}
-        for aname, dtype, offset, count, crc in header["arrays"]:
-            if aname not in _ARRAYS or aname in layout:
-                raise CacheError(f"{name}: unexpected array {aname!r}")
-            dt = _CACHE_DTYPES.get(dtype)
-            if dt is None or dt != _EXPECTED_DTYPES[aname]:
-                raise CacheError(f"{name}: array {aname} has dtype {dtype!r}")
-            if (not isinstance(offset, int) or not isinstance(count, int) or offset < 0 or count < 0
-                    or offset + count * dt.itemsize > len(payload)):
+        it = iter(table)
+        for (aname, dt), offset, count, crc in zip(_LAYOUT_DTYPES, it, it, it):
+            if offset + count * dt.itemsize > payload_len:
                 raise CacheError(f"{name}: array {aname} lies outside the payload")
-            layout[aname] = (dt, offset, count, int(crc))
-        missing = [a for a in _ARRAYS if a not in layout]
-        if missing:
-            raise CacheError(f"{name}: arrays missing: {', '.join(missing)}")
-        if layout["name_start"][2] != layout["name_end"][2] or any(
-                layout[f"{t}_keys"][2] != layout[f"{t}_name"][2] for t in TABLES):
+            layout[aname] = (dt, offset, count, crc)
+        if any(layout[a][2] != layout[b][2] for a, b in _SAME_LENGTH):
             raise CacheError(f"{name}: arrays of one table differ in length")
-        db = cls(source=header.get("source") or name, version=header.get("version"),
-                 date=header.get("date"), sha256=header.get("sha256"),
+        payload = memoryview(raw)[payload_at:]
+        db = cls(source=meta.get("source") or name, version=meta.get("version"),
+                 date=meta.get("date"), sha256=meta.get("sha256"),
                  _source=_CacheArrays(payload, layout, name))
         db.cache_path = name
         return db

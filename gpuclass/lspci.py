@@ -25,11 +25,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 
 import numpy as np
 
-from .devices import NO_ADDRESS, DeviceTable
+from .devices import NO_ADDRESS, NUMERIC_COLUMNS, OBJECT_COLUMNS, TEXT_COLUMNS, DeviceTable
 from .errors import SourceError
 
 __all__ = ["parse_lspci", "parse_lspci_mm", "parse_lspci_vmm", "parse_lspci_n", "read_lspci",
@@ -144,7 +144,6 @@ _DOMAIN = re.compile(r"[0-9a-fA-F]{4,8}:")
 _HEX4 = re.compile(_H4)
 # C-level slicers for map(): no Python frame per field
 _FIRST, _BUT_FIRST = itemgetter(slice(0, 1)), itemgetter(slice(1, None))
-_LAST7, _BUT_LAST7 = itemgetter(slice(-7, None)), itemgetter(slice(None, -7))
 _LAST8, _BUT_LAST8 = itemgetter(slice(-8, None)), itemgetter(slice(None, -8))
 
 
@@ -266,6 +265,76 @@ def _mm_fast(text: str, source: str) -> DeviceTable | None:
     )
 
 
+_LAST7, _BUT_LAST7 = itemgetter(slice(-7, None)), itemgetter(slice(None, -7))
+_ADDRESS_COLUMNS = ("domain", "bus", "slot", "function")
+
+
+def _addresses(strings: list[str]):
+    """``[domain:]bb:ss.f`` strings as (domain, bus, slot, function) arrays, or None."""
+    tail = _fixed(list(map(_LAST7, strings)), 7)
+    if tail is None or not ((tail[:, 2] == 0x3A) & (tail[:, 5] == 0x2E)).all():
+        return None
+    bus, slot, fn = _hex_cols(tail, range(0, 2)), _hex_cols(tail, range(3, 5)), _hex_cols(tail, range(6, 7))
+    if bus is None or slot is None or fn is None or (slot > 0x1F).any() or (fn > 7).any():
+        return None
+    doms = {}
+    dom_text = list(map(_BUT_LAST7, strings))
+    for d in set(dom_text):
+        if d == "":
+            doms[d] = 0
+        elif _DOMAIN.fullmatch(d):
+            doms[d] = int(d[:-1], 16)
+        else:
+            return None
+    domain = np.fromiter(map(doms.__getitem__, dom_text), dtype=np.int64, count=len(strings))
+    return domain, bus, slot, fn
+
+
+def _mm_dedup(text: str, source: str) -> DeviceTable | None:
+    """``_mm_fast`` on the distinct lines (less their addresses), or None for the other paths.
+
+    A dump lists the same few card and chipset models again and again, so the
+    part of each line after its address is decoded once per distinct text and
+    the rows are taken from that; the addresses are decoded for every line.
+    """
+    body = text[:-1] if text.endswith("\n") else text
+    if not body:
+        return None
+    lines = body.split("\n")
+    n = len(lines)
+    # Addresses of one width (with -D or without), then a space: cut every line
+    # with C-level slicing (no tuple per line, which would also wake the GC).
+    for width in (12, 7):
+        try:
+            if "".join(map(itemgetter(width), lines)) == " " * n:
+                break
+        except IndexError:
+            pass
+    else:
+        return None
+    heads = list(map(itemgetter(slice(0, width)), lines))
+    rests = list(map(itemgetter(slice(width + 1, None)), lines))
+    addr = _addresses(heads)
+    if addr is None:
+        return None
+    distinct = dict.fromkeys(rests)
+    if len(distinct) * 2 > len(rests):
+        return None  # mostly distinct lines: nothing to share
+    position = {r: i for i, r in enumerate(distinct)}
+    inverse = np.fromiter(map(position.__getitem__, rests), dtype=np.int64, count=len(rests))
+    # every distinct rest behind a dummy address: _mm_fast checks and decodes it as a line
+    sub = _mm_fast("".join(map("00:00.0 {}\n".format, distinct)), source)
+    if sub is None:
+        return None
+    cols = {name: getattr(sub, name)[inverse] for name in (*NUMERIC_COLUMNS, *OBJECT_COLUMNS)
+            if name not in _ADDRESS_COLUMNS}
+    for name in TEXT_COLUMNS:
+        col = getattr(sub, name)
+        if col is not None:
+            cols[name] = col[inverse]
+    return DeviceTable.from_columns(source, **dict(zip(_ADDRESS_COLUMNS, addr)), **cols)
+
+
 def _flagged(rows: list[tuple[int, str, str]], source: str) -> DeviceTable:
     """Rows for lines that did not parse: the address when it can be read, and the reason."""
     cols: dict[str, list] = {k: [] for k in ("domain", "bus", "slot", "function", "problems")}
@@ -305,7 +374,9 @@ def parse_lspci_mm(text: str, source: str = "lspci -nnmm") -> DeviceTable:
     >>> t.addresses(), hex(t.class_code[0]), bool(t.has_subsystem[0])
     (['0000:01:00.1'], '0x40300', False)
     """
-    table = _mm_fast(text, source)
+    table = _mm_dedup(text, source)
+    if table is None:
+        table = _mm_fast(text, source)
     if table is not None:
         return table
     rows = _MM.findall(text)
@@ -379,42 +450,21 @@ def _set_address(rec: dict, value: str) -> bool:
     return True
 
 
-def parse_lspci_vmm(text: str, source: str = "lspci -vmm -nn") -> DeviceTable:
-    """``lspci -vmm -nn [-D] [-k]`` text: one row per ``Slot:`` block.
+_VMM_NAMED = ("Class", "Vendor", "Device", "SVendor", "SDevice")
+_VMM_TEXTS = ("class_text", "vendor_text", "device_text", "subvendor_text", "subdevice_text")
+_DEC = re.compile(r"-?[0-9]+")
 
-    >>> t = parse_lspci_vmm("Slot:\\t0000:41:00.0\\nClass:\\t3D controller [0302]\\n"
-    ...                     "Vendor:\\tNVIDIA Corporation [10de]\\nDevice:\\tDevice [2bb5]\\n"
-    ...                     "ProgIf:\\t00\\nDriver:\\tnvidia\\n")
-    >>> t.addresses(), hex(t.device[0]), t.driver[0]
-    (['0000:41:00.0'], '0x2bb5', 'nvidia')
+
+def _vmm_record(lines: list[str], start: int, source: str) -> dict:
+    """One ``-vmm`` block (its non-blank lines, the first numbered ``start``) as a record.
+
+    This is the reference: every block the fast path in :func:`parse_lspci_vmm`
+    does not take comes here, and the fast path gives exactly its answer.
     """
-    rows = _Rows()
-    rec: dict | None = None
-    start = 0
-
-    def finish() -> None:
-        if rec is None:
-            return
-        missing = [k for k, col in (("Class", "class_code"), ("Vendor", "vendor"),
-                                    ("Device", "device")) if col not in rec]
-        if "function" not in rec and "problems" not in rec:
-            rec["problems"] = f"{source}:{start}: no valid Slot line"
-        if missing and "problems" not in rec:
-            rec["problems"] = f"{source}:{start}: missing or malformed {', '.join(missing)}"
-        if "_sub" in rec:
-            rec["has_subsystem"] = rec["_sub"] == 2
-        rows.add(rec)
-
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            finish()
-            rec = None
-            continue
+    rec: dict = {}
+    for lineno, line in enumerate(lines, start):
         key, sep, value = line.partition(":")
         value = value.strip()
-        if rec is None:
-            rec = {}
-            start = lineno
         if not sep:
             rec.setdefault("problems", f"{source}:{lineno}: not a 'Key: value' line: {line.strip()[:80]!r}")
             continue
@@ -422,7 +472,7 @@ def parse_lspci_vmm(text: str, source: str = "lspci -vmm -nn") -> DeviceTable:
             if "function" in rec or not _set_address(rec, value):
                 rec.setdefault("problems", f"{source}:{lineno}: bad or repeated Slot {value!r}")
             continue
-        if key in ("Class", "Vendor", "Device", "SVendor", "SDevice"):
+        if key in _VMM_NAMED:
             m = _NAMED_ID.match(value)
             if not m:
                 if key in ("Class", "Vendor", "Device"):
@@ -457,12 +507,327 @@ def parse_lspci_vmm(text: str, source: str = "lspci -vmm -nn") -> DeviceTable:
         elif key == "Driver":
             rec["driver"] = value or None
         elif key in ("NUMANode", "IOMMUGroup"):
-            if re.fullmatch(r"-?[0-9]+", value):
+            if _DEC.fullmatch(value):
                 rec["numa_node" if key == "NUMANode" else "iommu_group"] = max(int(value), -1)
         # other keys (Module, PhySlot, DeviceName, ...) carry nothing we classify by
-    finish()
-    return rows.table(source, ("class_text", "vendor_text", "device_text", "subvendor_text",
-                               "subdevice_text"))
+    missing = [k for k, col in (("Class", "class_code"), ("Vendor", "vendor"),
+                                ("Device", "device")) if col not in rec]
+    if "function" not in rec and "problems" not in rec:
+        rec["problems"] = f"{source}:{start}: no valid Slot line"
+    if missing and "problems" not in rec:
+        rec["problems"] = f"{source}:{start}: missing or malformed {', '.join(missing)}"
+    if "_sub" in rec:
+        rec["has_subsystem"] = rec["_sub"] == 2
+    return rec
+
+
+_VMM_COLUMNS = _Rows.NUM + _Rows.OBJ
+_VMM_DEFAULTS = tuple(_Rows.DEFAULTS.get(k) for k in _VMM_COLUMNS)
+_SPLIT_KEY = methodcaller("split", ":", 1)
+
+
+def _record_row(rec: dict) -> tuple:
+    return tuple(rec.get(k, d) for k, d in zip(_VMM_COLUMNS, _VMM_DEFAULTS))
+
+
+class _Unusual(Exception):
+    """A block the fast path does not take (it goes through _vmm_record)."""
+
+
+def _vmm_fast_rows(chunks: list[str], source: str) -> list[tuple] | None:
+    """Rows of ``-vmm`` blocks (``text.split("\\n\\n")``), each equal to _vmm_record's.
+
+    Well-formed blocks are decoded from dicts of their lines, each distinct
+    field value parsed once (dumps repeat them); any other block is handed to
+    _vmm_record with its line number.  None when some blank line is not empty
+    (whitespace only): the caller then finds the blocks line by line.
+    """
+    miss = _Unusual  # a sentinel no cache holds
+    named: dict[str, tuple | None] = {}
+    slots: dict[str, tuple | None] = {}
+    hex2: dict[str, int | None] = {}
+    dec: dict[str, int | None] = {}
+    split_key = _SPLIT_KEY
+    out: list[tuple] = []
+    append = out.append
+    lineno = 1
+    for chunk in chunks:
+        lines = chunk.split("\n")
+        n_lines = len(lines)
+        # an odd run of newlines leaves an empty line at either end
+        first = 0 if lines[0] else 1
+        if not lines[-1]:
+            lines = lines[first:-1]
+        elif first:
+            lines = lines[1:]
+        if not lines:
+            lineno += n_lines + 1
+            continue
+        try:
+            kv = dict(map(split_key, lines))
+            if len(kv) != len(lines):  # a repeated key
+                raise _Unusual
+            get = kv.get
+            # Slot, Class, Vendor and Device, each parsed once per distinct value
+            fields = []
+            for key, cache in (("Slot", slots), ("Class", named), ("Vendor", named), ("Device", named)):
+                raw = kv[key]
+                hit = cache.get(raw, miss)
+                if hit is miss:
+                    hit = cache[raw] = _slot_value(raw) if key == "Slot" else _named_value(raw)
+                if hit is None:
+                    raise _Unusual
+                fields.append(hit)
+            slot, cls, ven, dev = fields
+            sv = sd = None
+            raw = get("SVendor")
+            if raw is not None:
+                sv = named.get(raw, miss)
+                if sv is miss:
+                    sv = named[raw] = _named_value(raw)
+            raw = get("SDevice")
+            if raw is not None:
+                sd = named.get(raw, miss)
+                if sd is miss:
+                    sd = named[raw] = _named_value(raw)
+            rev = prog = 0
+            raw = get("Rev")
+            if raw is not None:
+                rev = hex2.get(raw, miss)
+                if rev is miss:
+                    rev = hex2[raw] = _hex2_value(raw)
+                if rev is None:
+                    raise _Unusual
+            raw = get("ProgIf")
+            if raw is not None:
+                prog = hex2.get(raw, miss)
+                if prog is miss:
+                    prog = hex2[raw] = _hex2_value(raw)
+                if prog is None:
+                    raise _Unusual
+            numa = group = -1
+            raw = get("NUMANode")
+            if raw is not None:
+                numa = dec.get(raw, miss)
+                if numa is miss:
+                    numa = dec[raw] = _dec_value(raw)
+                if numa is None:
+                    numa = -1
+            raw = get("IOMMUGroup")
+            if raw is not None:
+                group = dec.get(raw, miss)
+                if group is miss:
+                    group = dec[raw] = _dec_value(raw)
+                if group is None:
+                    group = -1
+            driver = get("Driver")
+            if driver is not None:
+                driver = driver.strip() or None
+        except (_Unusual, KeyError, ValueError):  # ValueError: a line without ':'
+            if any(not line.strip() for line in lines):
+                return None
+            append(_record_row(_vmm_record(lines, lineno + first, source)))
+        else:
+            append((*slot, ven[1], dev[1], 0 if sv is None else sv[1], 0 if sd is None else sd[1],
+                    sv is not None and sd is not None, cls[1] << 8 | prog, rev, numa, group, driver,
+                    None, cls[0], ven[0], dev[0], None if sv is None else sv[0],
+                    None if sd is None else sd[0]))
+        lineno += n_lines + 1
+    return out
+
+
+def _named_value(raw: str) -> tuple | None:
+    m = _NAMED_ID.match(raw.strip())
+    return None if m is None else (m.group(1), int(m.group(2), 16))
+
+
+def _slot_value(raw: str) -> tuple | None:
+    m = re.fullmatch(_ADDR, raw.strip())
+    if m is None:
+        return None
+    d, b, s, f = m.groups()
+    return int(d, 16) if d else 0, int(b, 16), int(s, 16), int(f)
+
+
+def _hex2_value(raw: str) -> int | None:
+    v = raw.strip()
+    return int(v, 16) if re.fullmatch(_H2, v) else None
+
+
+def _dec_value(raw: str) -> int | None:
+    v = raw.strip()
+    return max(int(v), -1) if _DEC.fullmatch(v) else None
+
+
+# Keys the column-wise -vmm path decodes, each with the ':' that ends it.
+_VMM_KEYS = ("Slot", "Class", "Vendor", "Device", "SVendor", "SDevice", "Rev", "ProgIf", "Driver",
+             "NUMANode", "IOMMUGroup")
+_VMM_MANDATORY = 4  # the first four: exactly once in every block
+
+
+def _vmm_columns(text: str, source: str) -> DeviceTable | None:
+    """Canonical ``-vmm -nn`` text decoded a column at a time, or None to take the exact path.
+
+    Lines are classified by their key with numpy (the text must be ASCII), the
+    blocks are the runs of non-empty lines, and every known key's values are
+    decoded for all blocks at once, each distinct value once.  Any block the
+    exact path would flag or treat specially (a key missing or repeated, a
+    malformed value, a line without ':', a blank line that is not empty) makes
+    this return None.
+    """
+    if not text.isascii():
+        return None
+    raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    nl = np.flatnonzero(raw == 10)
+    starts = np.concatenate(([0], nl + 1))
+    lens = np.concatenate((nl, [raw.shape[0]])) - starts
+    n = starts.shape[0]
+    # the first 16 bytes of each line as two little-endian words: a uint64 view
+    # starting at every byte of the (padded) text, read at the line starts
+    head = np.zeros(raw.shape[0] + 16, dtype=np.uint8)
+    head[:raw.shape[0]] = raw
+    at_byte = np.ndarray((raw.shape[0] + 9,), dtype="<u8", buffer=head, strides=(1,))
+    word0, word1 = at_byte[starts], at_byte[starts + 8]
+    code = np.full(n, -1, dtype=np.int64)
+    for k, key in enumerate(_VMM_KEYS):
+        kb = (key + ":").encode("ascii")
+        w0, w1 = np.frombuffer(kb.ljust(16, b"\0"), "<u8")
+        m0 = np.uint64((1 << (8 * min(len(kb), 8))) - 1)
+        hit = (word0 & m0) == w0
+        if len(kb) > 8:
+            m1 = np.uint64((1 << (8 * (len(kb) - 8))) - 1)
+            hit &= (word1 & m1) == w1
+        hit &= lens >= len(kb)
+        code[hit] = k
+    nonempty = lens > 0
+    unknown = np.flatnonzero(nonempty & (code < 0))
+    if unknown.size:
+        # other keys (Module, PhySlot, ...) are ignored, but every line needs a ':'
+        colon_line = np.searchsorted(starts, np.flatnonzero(raw == 58), side="right") - 1
+        has_colon = np.zeros(n, dtype=bool)
+        has_colon[colon_line] = True
+        if not has_colon[unknown].all():
+            return None
+    block_start = nonempty.copy()
+    block_start[1:] &= ~nonempty[:-1]
+    nb = int(block_start.sum())
+    if nb == 0:
+        return None
+    bid = np.cumsum(block_start) - 1
+    lines = text.split("\n")
+    per_key = []
+    for k, key in enumerate(_VMM_KEYS):
+        at = np.flatnonzero(code == k)
+        blocks = bid[at]
+        if k < _VMM_MANDATORY:
+            if at.shape[0] != nb:
+                return None
+        if blocks.shape[0] > 1 and not (blocks[1:] > blocks[:-1]).all():
+            return None  # a key twice in a block (lines are in order, so blocks must rise)
+        cut = itemgetter(slice(len(key) + 1, None))
+        values = list(map(str.strip, map(cut, map(lines.__getitem__, at.tolist()))))
+        per_key.append((blocks, values))
+    (_, slot_v), (_, cls_v), (_, ven_v), (_, dev_v) = per_key[:_VMM_MANDATORY]
+    addr = _addresses(slot_v)  # Slot: [domain:]bb:ss.f
+    if addr is None:
+        return None
+    domain, bus, slot, fn = addr
+    cls, ven, dev = (_named_ids(v, False) for v in (cls_v, ven_v, dev_v))
+    if cls is None or ven is None or dev is None:
+        return None
+
+    def scatter(k, values, default, dtype=np.int64):
+        out = np.full(nb, default, dtype=dtype)
+        out[per_key[k][0]] = values
+        return out
+
+    def texts(k, names):
+        out = np.full(nb, None, dtype=object)
+        if names:
+            tmp = np.empty(len(names), dtype=object)
+            tmp[:] = names
+            out[per_key[k][0]] = tmp
+        return out
+
+    subs = []
+    for k in (4, 5):  # SVendor, SDevice: a value that is not one is ignored, as the exact path does
+        got = _named_ids(per_key[k][1], True) if per_key[k][1] else (np.empty(0, np.uint32), [], np.empty(0, bool))
+        if got is None:
+            return None
+        ids, names, present = got
+        present = np.ones(len(names), dtype=bool) if present is None else present
+        names = [nm if p else None for nm, p in zip(names, present.tolist())] if not present.all() else names
+        subs.append((scatter(k, np.where(present, ids, 0), 0), texts(k, names),
+                     scatter(k, present, False, bool)))
+    small = []
+    for k in (6, 7):  # Rev, ProgIf: two hex digits, else the exact path flags the block
+        vals = per_key[k][1]
+        if not vals:
+            small.append(np.zeros(nb, dtype=np.int64))
+            continue
+        arr = _fixed(vals, 2)
+        got = None if arr is None else _hex_cols(arr, range(0, 2))
+        if got is None:
+            return None
+        small.append(scatter(k, got, 0))
+    numbers = []
+    for k in (9, 10):  # NUMANode, IOMMUGroup: a value that is not a number is no value
+        vals = per_key[k][1]
+        cache = {v: (max(int(v), -1) if _DEC.fullmatch(v) else -1) for v in set(vals)}
+        numbers.append(scatter(k, list(map(cache.__getitem__, vals)), -1))
+    drivers = [v or None for v in per_key[8][1]]
+    (subvendor, subvendor_text, has_sv), (subdevice, subdevice_text, has_sd) = subs
+    return DeviceTable.from_columns(
+        source, domain=domain, bus=bus, slot=slot, function=fn, vendor=ven[0], device=dev[0],
+        subvendor=subvendor, subdevice=subdevice, has_subsystem=has_sv & has_sd,
+        class_code=(cls[0].astype(np.int64) << 8) | small[1], revision=small[0],
+        numa_node=numbers[0], iommu_group=numbers[1], driver=texts(8, drivers),
+        class_text=_object_array(cls[1]), vendor_text=_object_array(ven[1]),
+        device_text=_object_array(dev[1]), subvendor_text=subvendor_text, subdevice_text=subdevice_text)
+
+
+def _object_array(values: list) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def parse_lspci_vmm(text: str, source: str = "lspci -vmm -nn") -> DeviceTable:
+    """``lspci -vmm -nn [-D] [-k]`` text: one row per ``Slot:`` block.
+
+    >>> t = parse_lspci_vmm("Slot:\\t0000:41:00.0\\nClass:\\t3D controller [0302]\\n"
+    ...                     "Vendor:\\tNVIDIA Corporation [10de]\\nDevice:\\tDevice [2bb5]\\n"
+    ...                     "ProgIf:\\t00\\nDriver:\\tnvidia\\n")
+    >>> t.addresses(), hex(t.device[0]), t.driver[0]
+    (['0000:41:00.0'], '0x2bb5', 'nvidia')
+    """
+    table = _vmm_columns(text, source)
+    return table if table is not None else _vmm_exact(text, source)
+
+
+def _vmm_exact(text: str, source: str) -> DeviceTable:
+    """``parse_lspci_vmm`` without the column-wise path: every block as _vmm_record reads it."""
+    rows = _vmm_fast_rows(text.split("\n\n"), source)
+    if rows is None:
+        # Some blank line holds blanks: find the blocks line by line.
+        rows = []
+        block: list[str] = []
+        start = 0
+        for lineno, line in enumerate(text.split("\n"), 1):
+            if line.strip():
+                if not block:
+                    start = lineno
+                block.append(line)
+            elif block:
+                rows.append(_record_row(_vmm_record(block, start, source)))
+                block = []
+        if block:
+            rows.append(_record_row(_vmm_record(block, start, source)))
+    table = _Rows()
+    if rows:
+        for k, col in zip(_VMM_COLUMNS, zip(*rows)):
+            table.cols[k] = list(col)
+    return table.table(source, _VMM_TEXTS)
 
 
 def parse_lspci_n(text: str, source: str = "lspci -n") -> DeviceTable:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
-import json
 import os
 
 import numpy as np
@@ -250,30 +249,38 @@ def test_cache_files_never_unpickle_and_have_magic(tmp_path):
     assert b"pickle" not in raw
 
 
-@pytest.mark.parametrize("damage", ["flip_key", "flip_blob", "truncate", "garbage", "empty", "header"])
+def _array_start(raw: bytes, name: str) -> int:
+    """File offset of one array in a cache file (read through the format's own layout)."""
+    _magic, _fmt, meta_len, _payload_len = dbmod._CACHE_HEAD.unpack_from(raw, 0)
+    table = dbmod._CACHE_TABLE.unpack_from(raw, dbmod._CACHE_HEAD.size)
+    i = dbmod._ARRAYS.index(name)
+    return dbmod._CACHE_HEAD.size + dbmod._CACHE_TABLE.size + meta_len + table[3 * i]
+
+
+@pytest.mark.parametrize("damage", ["flip_key", "flip_blob", "truncate", "garbage", "empty", "header",
+                                    "format", "table"])
 def test_corrupt_cache_is_detected(tmp_path, damage):
     db = PciDatabase.from_bytes(SMALL)
     path = db.save_compiled(tmp_path / "x.gpcdb")
     raw = bytearray(path.read_bytes())
     if damage == "flip_key":
         # flip a byte inside the device key array
-        hlen = int.from_bytes(raw[8:12], "little")
-        header = json.loads(bytes(raw[12 : 12 + hlen]))
-        entry = next(a for a in header["arrays"] if a[0] == "device_keys")
-        raw[12 + hlen + entry[2]] ^= 0x40
+        raw[_array_start(raw, "device_keys")] ^= 0x40
     elif damage == "flip_blob":
-        hlen = int.from_bytes(raw[8:12], "little")
-        header = json.loads(bytes(raw[12 : 12 + hlen]))
-        entry = next(a for a in header["arrays"] if a[0] == "blob")
-        raw[12 + hlen + entry[2] + 3] ^= 0x01
+        raw[_array_start(raw, "blob") + 3] ^= 0x01
     elif damage == "truncate":
         raw = raw[: len(raw) - 7]
     elif damage == "garbage":
         raw = bytearray(os.urandom(len(raw)))
     elif damage == "empty":
         raw = bytearray()
-    else:
-        raw[12:20] = b"{{{{{{{{"
+    elif damage == "format":
+        raw[8:12] = (99).to_bytes(4, "little")
+    elif damage == "table":  # an offset far past the payload
+        raw[dbmod._CACHE_HEAD.size : dbmod._CACHE_HEAD.size + 8] = (2**40).to_bytes(8, "little")
+    else:  # the metadata JSON
+        at = dbmod._CACHE_HEAD.size + dbmod._CACHE_TABLE.size
+        raw[at : at + 8] = b"{{{{{{{{"
     path.write_bytes(bytes(raw))
     with pytest.raises(CacheError):
         PciDatabase.load_compiled(path, verify=True)
@@ -296,10 +303,7 @@ def test_deferred_check_fires_before_first_use(tmp_path):
     db = PciDatabase.from_bytes(SMALL)
     path = db.save_compiled(tmp_path / "x.gpcdb")
     raw = bytearray(path.read_bytes())
-    hlen = int.from_bytes(raw[8:12], "little")
-    header = json.loads(bytes(raw[12 : 12 + hlen]))
-    entry = next(a for a in header["arrays"] if a[0] == "vendor_keys")
-    raw[12 + hlen + entry[2]] ^= 0x01
+    raw[_array_start(raw, "vendor_keys")] ^= 0x01
     path.write_bytes(bytes(raw))
     loaded = PciDatabase.load_compiled(path)  # cheap load succeeds ...
     with pytest.raises(CacheError, match="vendor_keys"):

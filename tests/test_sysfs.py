@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import sys
 
 import fakesys
 import numpy as np
 import pytest
 
-from gpuclass.devices import FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, FLAG_VF, NO_ADDRESS
+from gpuclass.devices import FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, NO_ADDRESS
 from gpuclass.errors import GpuclassError, SourceError
 from gpuclass.lspci import parse_lspci_mm
 from gpuclass.sysfs import scan_sysfs
 
 SERVERS = ["gex44", "gex130", "gex131", "gtx1080", "turing", "sriov", "wide_domains"]
 LSPCI = shutil.which("lspci")
+STRACE = shutil.which("strace")
+
+
+@pytest.fixture(autouse=True)
+def scan_core(core, monkeypatch):
+    """Every scan test reads the devices with the compiled core and with the twin."""
+    import gpuclass.sysfs as mod
+
+    monkeypatch.setattr(mod, "_core", core)
+    return core
 
 
 def _tree(tmp_path, name):
@@ -128,31 +140,65 @@ def test_broken_devices_are_flagged_never_dropped(tmp_path):
     assert t.flags[v] & FLAG_INVALID
 
 
-def test_reads_only_the_attributes_it_needs(tmp_path, monkeypatch):
+ALLOWED_FILES = {"vendor", "device", "class", "subsystem_vendor", "subsystem_device", "revision",
+                 "numa_node", "sriov_totalvfs", "sriov_numvfs", "boot_vga"}
+ALLOWED_LINKS = {"driver", "iommu_group", "physfn"}
+
+
+def test_twin_scan_reads_only_the_attributes_it_needs(tmp_path, monkeypatch):
+    """The twin is watched through its Python calls; the compiled core under strace (next test)."""
     _tree(tmp_path, "sriov")
+    import gpuclass._core_py as twin_core
+    import gpuclass._sysfs_py as twin
     import gpuclass.sysfs as mod
 
+    monkeypatch.setattr(mod, "_core", twin_core)
+
     opened, linked = [], []
-    real_open, real_readlink = mod._open, mod._readlink
 
-    def spy_open(path, flags, *args, **kw):
-        opened.append(os.path.basename(os.fspath(path)))
-        return real_open(path, flags, *args, **kw)
+    def spy(module, name, log):
+        real = getattr(module, name)
 
-    def spy_readlink(path, *args, **kw):
-        linked.append(os.path.basename(os.fspath(path)))
-        return real_readlink(path, *args, **kw)
+        def wrapper(path, *args, **kw):
+            log.append(os.path.basename(os.fspath(path)))
+            return real(path, *args, **kw)
 
-    monkeypatch.setattr(mod, "_open", spy_open)
-    monkeypatch.setattr(mod, "_readlink", spy_readlink)
+        monkeypatch.setattr(module, name, wrapper)
+
+    for module in (mod, twin):
+        spy(module, "_open", opened)
+        spy(module, "_readlink", linked)
     scan_sysfs(tmp_path)
-    allowed = {"vendor", "device", "class", "subsystem_vendor", "subsystem_device", "revision",
-               "numa_node", "sriov_totalvfs", "sriov_numvfs", "boot_vga", "devices"}
     files = {f for f in opened if ":" not in f}  # device directories are named by address
-    assert files <= allowed, files - allowed
+    assert files <= ALLOWED_FILES | {"devices"}, files - ALLOWED_FILES
     assert "vendor" in files and "class" in files
     # links are only read (never followed); the digits are /proc/self/fd/N
-    assert {x for x in linked if not x.isdigit()} == {"driver", "iommu_group", "physfn"}
+    assert {x for x in linked if not x.isdigit()} == ALLOWED_LINKS
+
+
+def test_compiled_scan_reads_only_the_attributes_it_needs(tmp_path, compiled_core):
+    # strace is installed by .ci/run; without it this fails rather than skips.
+    assert STRACE is not None, "strace is needed to watch the compiled scan (apt-get install strace)"
+    root = tmp_path / "root"
+    _tree(root, "sriov")
+    log = tmp_path / "trace"
+    code = f"from gpuclass.sysfs import scan_sysfs; scan_sysfs({str(root)!r})"
+    proc = subprocess.run([STRACE, "-f", "-qq", "-o", str(log), "-e", "trace=openat,openat2,readlinkat",
+                           sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    if proc.returncode != 0 and "ptrace" in proc.stderr:
+        pytest.skip(f"strace cannot trace here: {proc.stderr.strip()[:200]}")
+    assert proc.returncode == 0, proc.stderr
+    opened, linked = set(), set()
+    for line in log.read_text().splitlines():
+        m = re.search(r'(openat2?|readlinkat)\((\w+), "([^"]*)"', line)
+        if m is None or m.group(2) == "AT_FDCWD":
+            continue  # absolute paths: the interpreter's imports, the root itself
+        name = m.group(3).rsplit("/", 1)[-1]
+        (linked if m.group(1) == "readlinkat" else opened).add(name)
+    files = {f for f in opened if ":" not in f}
+    assert files <= ALLOWED_FILES | {"devices"}, files - ALLOWED_FILES
+    assert "vendor" in files and "class" in files
+    assert linked == ALLOWED_LINKS
 
 
 def test_empty_tree(tmp_path):

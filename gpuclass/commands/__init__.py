@@ -14,4 +14,5 @@ COMMANDS = {
     "labels": "gpuclass.commands.labels",
     "validate-pod": "gpuclass.commands.validate_pod",
     "diagnose": "gpuclass.commands.diagnose",
+    "audit": "gpuclass.commands.audit",
 }

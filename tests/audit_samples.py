@@ -1,0 +1,67 @@
+"""Realistic audit inputs written for the tests: auction records and lspci dumps of
+GEX-like servers (our own samples in the shapes the real sources use)."""
+
+from __future__ import annotations
+
+AUCTION = [
+    {"id": 2130001, "name": "SB", "cpu": "Intel Core i7-6700", "cpu_count": 1, "price": 39.0,
+     "datacenter": "FSN1-DC14",
+     "description": ["Intel Core i7-6700", "2x SSD SATA 250 GB", "4x RAM 16384 MB DDR4",
+                     "NIC 1 Gbit Intel I219-LM", "GPU - Nvidia GeForce GTX 1080"],
+     "information": ["Graphics card: GeForce GTX 1080"], "specials": ["GPU"]},
+    {"id": 2130002, "name": "SB", "cpu": "Intel Core i7-7700", "price": 44.5, "datacenter": "FSN1-DC1",
+     "description": ["Intel Core i7-7700", "2x HDD SATA 4,0 TB Enterprise", "2x RAM 32768 MB DDR4",
+                     "GPU - Nvidia GeForce GTX 1080 Ti"],
+     "information": [], "specials": ["GPU", "iNIC"]},
+    {"id": 2130003, "name": "GEX44", "cpu": "Intel Core i5-13500", "price": 184.0, "datacenter": "FSN1-DC18",
+     "description": ["Intel Core i5-13500", "2x SSD M.2 NVMe 1,92 TB Datacenter", "64 GB DDR4",
+                     "GPU - Nvidia RTX\u2122 4000 SFF Ada Generation"],
+     "information": ["20 GB GDDR6 ECC"], "specials": ["GPU", "ECC"]},
+    {"id": 2130004, "name": "GEX130", "cpu": "Intel Xeon Gold 5412U", "price": 813.0, "datacenter": "NBG1-DC3",
+     "description": ["Intel Xeon Gold 5412U", "2x SSD M.2 NVMe 1,92 TB Datacenter", "128 GB DDR5 ECC reg.",
+                     "2x NVIDIA RTX 6000 Ada Generation 48 GB"],
+     "information": [], "specials": ["GPU", "ECC"]},
+    {"id": 2130005, "name": "GEX131", "cpu": "Intel Xeon Gold 5412U", "price": 889.0, "datacenter": "FSN1-DC8",
+     "description": ["Intel Xeon Gold 5412U", "256 GB DDR5 ECC reg.",
+                     "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition 96GB"],
+     "information": [], "specials": ["GPU", "ECC"]},
+    {"id": 2130006, "name": "SB", "cpu": "AMD Ryzen 7 3700X", "price": 37.0, "datacenter": "HEL1-DC2",
+     "description": ["AMD Ryzen 7 3700X", "2x SSD M.2 NVMe 1 TB", "4x RAM 16384 MB DDR4 ECC"],
+     "information": [], "specials": ["ECC"]},
+    {"id": 2130007, "name": "SB", "cpu": "Intel Xeon W-2145", "price": 119.0, "datacenter": "FSN1-DC5",
+     "description": ["Intel Xeon W-2145", "8x RAM 16384 MB DDR4 ECC reg.", "GPU - Nvidia Quadro RTX 6000"],
+     "information": [], "specials": ["GPU", "ECC"]},
+    {"id": 2130008, "name": "SB", "cpu": "Intel Core i9-9900K", "price": 49.0, "datacenter": "NBG1-DC1",
+     "description": ["Intel Core i9-9900K", "2x SSD SATA 480 GB", "GPU - Nvidia"],
+     "information": [], "specials": ["GPU"]},
+    {"id": 2130009, "name": "SB", "cpu": "Intel Core i7-6700", "price": 39.0, "datacenter": "FSN1-DC14",
+     "description": ["Intel Core i7-6700", "GPU - Nvidia GeForce GTX 1080", "GPU - Nvidia GeForce GTX 1080"],
+     "information": [], "specials": ["GPU"]},
+]
+
+# lspci -nnmm of GEX-like machines (Intel/AMD host, one NVIDIA card with its audio function)
+_HOST = (
+    '00:00.0 "Host bridge [0600]" "Intel Corporation [8086]" "Device [a703]" -r01 "Intel Corporation [8086]" "Device [7270]"\n'
+    '00:14.0 "USB controller [0c03]" "Intel Corporation [8086]" "Device [7ae0]" -r11 -p30 "Intel Corporation [8086]" "Device [7270]"\n'
+    '00:1f.6 "Ethernet controller [0200]" "Intel Corporation [8086]" "Ethernet Connection (17) I219-LM [1a1c]" -r11 "Intel Corporation [8086]" "Device [0000]"\n'
+    '02:00.0 "Non-Volatile memory controller [0108]" "Samsung Electronics Co Ltd [144d]" "NVMe SSD Controller PM9A1/PM9A3/980PRO [a80a]" -p02 "Samsung Electronics Co Ltd [144d]" "Device [aa0a]"\n'
+)
+
+
+def _card(device: str, name: str, audio: str, sub: str, bus: str = "01") -> str:
+    return (f'{bus}:00.0 "VGA compatible controller [0300]" "NVIDIA Corporation [10de]" "{name} [{device}]" -ra1 '
+            f'"NVIDIA Corporation [10de]" "Device [{sub}]"\n'
+            f'{bus}:00.1 "Audio device [0403]" "NVIDIA Corporation [10de]" "Device [{audio}]" -ra1 '
+            f'"NVIDIA Corporation [10de]" "Device [{sub}]"\n')
+
+
+LSPCI = {
+    "gex44-1": _HOST + _card("27b0", "AD104GL [RTX 4000 SFF Ada Generation]", "22bc", "16fa"),
+    "gex130-1": _HOST + _card("26b1", "AD102GL [RTX 6000 Ada Generation]", "22ba", "16a1")
+                + _card("26b1", "AD102GL [RTX 6000 Ada Generation]", "22ba", "16a1", bus="81"),
+    # a database older than the card prints "Device [2bb4]": classified by ID all the same
+    "gex131-1": _HOST + _card("2bb4", "Device", "22e8", "204c"),
+    "ws-rtx4000ada": _HOST + _card("27b2", "AD104GL [RTX 4000 Ada Generation]", "22bc", "181b"),
+    "ax-plain": _HOST,
+    "broken": _HOST + "this line is not lspci output\n",
+}

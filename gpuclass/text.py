@@ -163,7 +163,8 @@ def _variants(words: list[str], full: bool) -> Iterable[str]:
     yield " ".join(joined)
 
 
-_BRACKET = re.compile(r"\[([^\]]+)\]")
+# "[" excluded inside: otherwise "[[[[..." backtracks quadratically
+_BRACKET = re.compile(r"\[([^\[\]]+)\]")
 _MODEL = re.compile(r"[0-9]{3,}")
 
 

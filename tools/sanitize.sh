@@ -25,8 +25,11 @@ PY=${PYTHON:-python3}
 if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
+# the build and test requirements (pyproject's [test] extra; pandas and pyarrow only
+# where the index has them: their tests skip without them)
 "$VENV/bin/pip" install -q numpy cython 'setuptools>=69' pydantic pyyaml tomli-w \
-    pytest pytest-benchmark hypothesis hwdata kubernetes
+    pytest pytest-benchmark hypothesis hwdata kubernetes pyahocorasick
+"$VENV/bin/pip" install -q pandas pyarrow 2>/dev/null || echo "sanitize.sh: no pandas/pyarrow, their tests skip" >&2
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT INT TERM

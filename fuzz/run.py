@@ -47,6 +47,11 @@ def _child(name: str, seconds: int, extra: list[str]) -> None:
     sys.path.insert(0, HERE)
     import fuzz_targets
 
+    # libFuzzer ends the process with exit(), past Python's atexit: one fixed scratch
+    # directory per target, reused by every run, instead of a fresh one each time
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else WORK
+    fuzz_targets._SCRATCH = os.path.join(base, f"gpuclass-fuzz-{name}")
+    os.makedirs(fuzz_targets._SCRATCH, exist_ok=True)
     t = fuzz_targets.TARGETS[name]
     if not t.available():
         print(f"{name}: not available ({t.requires} is missing)")

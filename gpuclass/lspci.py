@@ -144,7 +144,7 @@ _DOMAIN = re.compile(r"[0-9a-fA-F]{4,8}:")
 _HEX4 = re.compile(_H4)
 # C-level slicers for map(): no Python frame per field
 _FIRST, _BUT_FIRST = itemgetter(slice(0, 1)), itemgetter(slice(1, None))
-_LAST8, _BUT_LAST8 = itemgetter(slice(-8, None)), itemgetter(slice(None, -8))
+_LAST1, _BUT_LAST1 = itemgetter(slice(-1, None)), itemgetter(slice(None, -1))
 
 
 def _fixed(strings: list[str], width: int) -> np.ndarray | None:
@@ -216,23 +216,12 @@ def _mm_fast(text: str, source: str) -> DeviceTable | None:
         return None
     addrs = [heads[0], *map(_BUT_FIRST, rest)]
     # address: optional domain, then exactly "bb:ss.f " at the end
-    tail = _fixed(list(map(_LAST8, addrs)), 8)
-    if tail is None or not ((tail[:, 2] == 0x3A) & (tail[:, 5] == 0x2E) & (tail[:, 7] == 0x20)).all():
+    if "".join(map(_LAST1, addrs)) != " " * n:
         return None
-    bus, slot, fn = _hex_cols(tail, range(0, 2)), _hex_cols(tail, range(3, 5)), _hex_cols(tail, range(6, 7))
-    if bus is None or slot is None or fn is None or (slot > 0x1F).any() or (fn > 7).any():
+    parsed = _addresses(list(map(_BUT_LAST1, addrs)))
+    if parsed is None:
         return None
-    doms = {}
-    dom_text = list(map(_BUT_LAST8, addrs))
-    for d in set(dom_text):
-        if d == "":
-            doms[d] = 0
-        elif _DOMAIN.fullmatch(d):
-            doms[d] = int(d[:-1], 16)
-        else:
-            return None
-    domain = (np.full(n, doms.popitem()[1], dtype=np.uint32) if len(doms) == 1 else
-              np.fromiter(map(doms.__getitem__, dom_text), dtype=np.uint32, count=n))
+    domain, bus, slot, fn = parsed
     opts = {}
     for o in set(parts[6::10]):
         m = _OPTIONS.fullmatch(o)
@@ -286,7 +275,9 @@ def _addresses(strings: list[str]):
             doms[d] = int(d[:-1], 16)
         else:
             return None
-    domain = np.fromiter(map(doms.__getitem__, dom_text), dtype=np.int64, count=len(strings))
+    n = len(strings)
+    domain = (np.full(n, doms.popitem()[1], dtype=np.uint32) if len(doms) == 1 else
+              np.fromiter(map(doms.__getitem__, dom_text), dtype=np.uint32, count=n))
     return domain, bus, slot, fn
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["as_key_array", "check_sorted_keys", "as_id_array"]
+__all__ = ["as_key_array", "check_sorted_keys", "as_id_array", "as_unsigned"]
 
 _UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
 
@@ -43,17 +43,21 @@ def as_key_array(values, name: str = "keys") -> np.ndarray:
     return arr.astype(np.uint64)
 
 
-def as_id_array(values, name: str, bits: int = 16) -> np.ndarray:
-    """A 1-D array of IDs of ``bits`` bits (16: vendor/device; 24: class), as uint16/uint32."""
+def as_unsigned(values, name: str, dtype, limit: int) -> np.ndarray:
+    """A 1-D array as ``dtype``: kept as is when it already has that dtype, else
+    range-checked against ``limit`` and converted."""
     arr = as_key_array(values, name)
-    limit = (1 << bits) - 1
-    target = np.uint16 if bits <= 16 else np.uint32
-    if arr.dtype == target:
+    if arr.dtype == dtype:
         return arr
     if arr.size and int(arr.max()) > limit:
         at = int(np.argmax(arr))
         raise InputError(f"{name}: value {int(arr[at]):#x} at index {at} exceeds {limit:#x}")
-    return arr.astype(target)
+    return arr.astype(dtype)
+
+
+def as_id_array(values, name: str, bits: int = 16) -> np.ndarray:
+    """A 1-D array of IDs of ``bits`` bits (16: vendor/device; 24: class), as uint16/uint32."""
+    return as_unsigned(values, name, np.uint16 if bits <= 16 else np.uint32, (1 << bits) - 1)
 
 
 def check_sorted_keys(keys) -> np.ndarray:

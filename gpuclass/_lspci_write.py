@@ -29,39 +29,27 @@ class _Names:
         self.t = table
         self.db = db
 
-    def _text(self, col: str, i: int) -> str | None:
+    def _name(self, col: str, i: int, method: str, ids: tuple, placeholder: str) -> str:
         arr = getattr(self.t, col)
-        return None if arr is None else arr[i]
+        name = None if arr is None else arr[i]
+        if name is None and self.db is not None:
+            name = getattr(self.db, method)(*ids)
+        return name if name is not None else placeholder
 
     def cls(self, i: int, code: int) -> str:
-        name = self._text("class_text", i)
-        if name is None and self.db is not None:
-            name = self.db.class_name(code >> 16, (code >> 8) & 0xFF)
-        return name if name is not None else "Class"
+        return self._name("class_text", i, "class_name", (code >> 16, (code >> 8) & 0xFF), "Class")
 
     def vendor(self, i: int, v: int) -> str:
-        name = self._text("vendor_text", i)
-        if name is None and self.db is not None:
-            name = self.db.vendor_name(v)
-        return name if name is not None else "Vendor"
+        return self._name("vendor_text", i, "vendor_name", (v,), "Vendor")
 
     def device(self, i: int, v: int, d: int) -> str:
-        name = self._text("device_text", i)
-        if name is None and self.db is not None:
-            name = self.db.device_name(v, d)
-        return name if name is not None else "Device"
+        return self._name("device_text", i, "device_name", (v, d), "Device")
 
     def subvendor(self, i: int, sv: int) -> str:
-        name = self._text("subvendor_text", i)
-        if name is None and self.db is not None:
-            name = self.db.vendor_name(sv)
-        return name if name is not None else "Vendor"
+        return self._name("subvendor_text", i, "vendor_name", (sv,), "Vendor")
 
     def subdevice(self, i: int, v: int, d: int, sv: int, sd: int) -> str:
-        name = self._text("subdevice_text", i)
-        if name is None and self.db is not None:
-            name = self.db.subsystem_name(v, d, sv, sd)
-        return name if name is not None else "Device"
+        return self._name("subdevice_text", i, "subsystem_name", (v, d, sv, sd), "Device")
 
 
 def write(table: DeviceTable, fmt: str, *, db: Any = None, invalid: str = "raise") -> str:

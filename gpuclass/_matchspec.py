@@ -19,7 +19,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ._keycheck import as_id_array, as_key_array
+from ._keycheck import as_id_array, as_unsigned
 from .errors import InputError
 
 __all__ = [
@@ -287,16 +287,6 @@ def _same_length(arr: np.ndarray, n: int, name: str) -> None:
         raise InputError(f"{name}: length {arr.shape[0]} does not match vendor's length {n}")
 
 
-def _unsigned(values, name: str, dtype, limit: int) -> np.ndarray:
-    arr = as_key_array(values, name)  # unsigned as is, other integers checked non-negative
-    if arr.dtype == dtype:
-        return arr
-    if arr.size and int(arr.max()) > limit:
-        at = int(np.argmax(arr))
-        raise InputError(f"{name}: value {int(arr[at]):#x} at index {at} exceeds {limit:#x}")
-    return arr.astype(dtype)
-
-
 def as_int64(values, name: str) -> np.ndarray:
     """A 1-D int64 array of group ids (zero-copy for int64)."""
     arr = np.asarray(values)
@@ -352,7 +342,7 @@ def prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
         raise InputError("has_subsystem: given without subvendor and subdevice")
     f = None
     if flags is not None:
-        f = _contig(_unsigned(flags, "flags", np.uint32, 0xFFFFFFFF))
+        f = _contig(as_unsigned(flags, "flags", np.uint32, 0xFFFFFFFF))
         _same_length(f, n, "flags")
     g = None
     if group is not None:
@@ -363,9 +353,9 @@ def prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
     if any(a is not None for a in addr):
         if any(a is None for a in addr):
             raise InputError("domain, bus and slot: give all three or none")
-        dm = _contig(_unsigned(domain, "domain", np.uint32, 0xFFFFFFFF))
-        bs = _contig(_unsigned(bus, "bus", np.uint8, 0xFF))
-        sl = _contig(_unsigned(slot, "slot", np.uint8, 0x1F))
+        dm = _contig(as_unsigned(domain, "domain", np.uint32, 0xFFFFFFFF))
+        bs = _contig(as_unsigned(bus, "bus", np.uint8, 0xFF))
+        sl = _contig(as_unsigned(slot, "slot", np.uint8, 0x1F))
         if sl.size and int(sl.max()) > 0x1F:
             at = int(np.argmax(sl))
             raise InputError(f"slot: value {int(sl[at]):#x} at index {at} exceeds 0x1f")
@@ -380,7 +370,7 @@ def class_range_error(class_code: np.ndarray, at: int) -> InputError:
 
 def prepare_rollup_args(status, card, slices, group, n_groups):
     """Check ``rollup``'s arguments: uint8 status, int16 card, uint16 slices, int64 group."""
-    st = _contig(_unsigned(status, "status", np.uint8, 0xFF))
+    st = _contig(as_unsigned(status, "status", np.uint8, 0xFF))
     n = st.shape[0]
     cd = np.asarray(card)
     if cd.ndim == 1 and cd.size == 0:
@@ -393,7 +383,7 @@ def prepare_rollup_args(status, card, slices, group, n_groups):
         cd = cd.astype(np.int16)
     cd = _contig(cd)
     _same_length(cd, n, "card")
-    sc = _contig(_unsigned(slices, "slices", np.uint16, 0xFFFF))
+    sc = _contig(as_unsigned(slices, "slices", np.uint16, 0xFFFF))
     _same_length(sc, n, "slices")
     n_groups = int(n_groups)
     if n_groups < 0:

@@ -9,6 +9,7 @@ The bundled ``data/pci.ids`` is copied into the package at build time so that
 the wheel carries it and an installed gpuclass finds it without the source tree.
 """
 
+import glob
 import os
 import shutil
 
@@ -36,11 +37,16 @@ if SANITIZE:
     compile_args += ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
     link_args += ["-fsanitize=address,undefined"]
 
+NATIVE = os.path.join("gpuclass", "_native")
 extensions = [
     Extension(
         "gpuclass._core",
         ["gpuclass/_core.pyx"],
-        include_dirs=[numpy.get_include()],
+        include_dirs=[numpy.get_include(), os.path.join(NATIVE, "include")],
+        # a change to a kernel's header or include file rebuilds the core
+        depends=sorted(glob.glob(os.path.join(NATIVE, "include", "*.h"))
+                       + glob.glob(os.path.join(NATIVE, "*.pxi"))
+                       + glob.glob(os.path.join(NATIVE, "*.pxd"))),
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,

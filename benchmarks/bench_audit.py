@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("ahocorasick")
 
 from gpuclass.audit import audit_device_rows  # noqa: E402
-from gpuclass.text import default_matcher  # noqa: E402
+from gpuclass.textmatch import default_matcher  # noqa: E402
 
 COMMON = ["Intel Core i7-6700", "AMD Ryzen 9 5950X", "2x SSD SATA 250 GB", "4x RAM 16384 MB DDR4",
           "2x HDD SATA 2,0 TB Enterprise", "NIC 1 Gbit Intel I219-LM", "2x SSD M.2 NVMe 512 GB",

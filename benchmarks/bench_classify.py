@@ -25,8 +25,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuclass import _matchspec as MS
-from gpuclass._core_select import core
+from gpuclass import constants as C
+from gpuclass._native.contract import match as MS
+from gpuclass._native import core
 from gpuclass.classify import compile_policy
 
 pytestmark = pytest.mark.skipif(not core.IS_COMPILED, reason="benchmarks measure the compiled core")
@@ -71,7 +72,7 @@ def tables():
 def test_classify_compiled(benchmark, fleet, tables):
     benchmark.extra_info["role"] = "gpuclass"
     status, card, slices = benchmark(core.match_devices, tables, *fleet)
-    assert np.count_nonzero(status == MS.SUPPORTED) > 0
+    assert np.count_nonzero(status == C.SUPPORTED) > 0
 
 
 def numpy_classify(v, d, sv, sd, c):
@@ -85,10 +86,10 @@ def numpy_classify(v, d, sv, sd, c):
     gpu = np.isin(c >> 8, np.array([0x0300, 0x0302], np.uint32))
     supported = hit & gpu
     card = np.where(supported, order[np.minimum(pos, len(order) - 1)], -1).astype(np.int16)
-    status = np.where(supported, MS.SUPPORTED,
-                      np.where(gpu & (v == NV), MS.UNSUPPORTED,
+    status = np.where(supported, C.SUPPORTED,
+                      np.where(gpu & (v == NV), C.UNSUPPORTED,
                                np.where(np.isin(c >> 8, np.array([0x0403, 0x0C03, 0x0C80], np.uint32))
-                                        & (v == NV), MS.COMPANION, MS.NOT_GPU))).astype(np.uint8)
+                                        & (v == NV), C.COMPANION, C.NOT_GPU))).astype(np.uint8)
     slices = np.where(supported, 4, 0).astype(np.uint16)
     return status, card, slices
 
@@ -130,13 +131,13 @@ def python_classify(v, d, c):
     for vendor, device, cls in zip(v, d, c):
         k = allowed.get((vendor, device), -1)
         if cls >> 8 in gpu_classes:
-            s = MS.SUPPORTED if k >= 0 else (MS.UNSUPPORTED if vendor == NV else MS.NOT_GPU)
+            s = C.SUPPORTED if k >= 0 else (C.UNSUPPORTED if vendor == NV else C.NOT_GPU)
         else:
             k = -1
-            s = MS.COMPANION if cls >> 8 in companions and vendor == NV else MS.NOT_GPU
+            s = C.COMPANION if cls >> 8 in companions and vendor == NV else C.NOT_GPU
         status.append(s)
-        card.append(k if s == MS.SUPPORTED else -1)
-        slices.append(4 if s == MS.SUPPORTED else 0)
+        card.append(k if s == C.SUPPORTED else -1)
+        slices.append(4 if s == C.SUPPORTED else 0)
     return status, card, slices
 
 
@@ -166,17 +167,17 @@ def classified(fleet, tables, rows):
 def test_rollup_compiled(benchmark, classified):
     benchmark.extra_info["role"] = "gpuclass"
     out = benchmark(core.rollup, *classified)
-    assert out.shape == (classified[4], MS.ROLLUP_COLUMNS)
+    assert out.shape == (classified[4], C.ROLLUP_COLUMNS)
 
 
 def numpy_rollup(status, card, slices, group, n_nodes):
     count = lambda mask: np.bincount(group[mask], minlength=n_nodes)  # noqa: E731
-    cards = count(status == MS.SUPPORTED)
+    cards = count(status == C.SUPPORTED)
     total = np.bincount(group, weights=slices, minlength=n_nodes)
-    unsupported = count(status == MS.UNSUPPORTED)
-    companions = count(status == MS.COMPANION)
-    vfs = count(status == MS.VIRTUAL_FUNCTION)
-    invalid = count(status == MS.INVALID)
+    unsupported = count(status == C.UNSUPPORTED)
+    companions = count(status == C.COMPANION)
+    vfs = count(status == C.VIRTUAL_FUNCTION)
+    invalid = count(status == C.INVALID)
     mixed = (cards > 0) & (unsupported > 0)
     return cards, total, unsupported, companions, vfs, invalid, mixed
 
@@ -186,6 +187,6 @@ def test_rollup_numpy_bincount(benchmark, classified):
     benchmark.extra_info.update(role="baseline", goal=2.0)
     cards, total, unsupported, *_ = benchmark(numpy_rollup, *classified)
     out = core.rollup(*classified)
-    assert np.array_equal(out[:, MS.R_CARDS], cards)
-    assert np.array_equal(out[:, MS.R_SLICES], total.astype(np.int64))
-    assert np.array_equal(out[:, MS.R_UNSUPPORTED], unsupported)
+    assert np.array_equal(out[:, C.R_CARDS], cards)
+    assert np.array_equal(out[:, C.R_SLICES], total.astype(np.int64))
+    assert np.array_equal(out[:, C.R_UNSUPPORTED], unsupported)

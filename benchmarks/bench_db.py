@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuclass import _core_py
-from gpuclass._core_select import core
+from gpuclass._native import twin
+from gpuclass._native import core
 from gpuclass.db import PciDatabase
-from gpuclass.locate import bundled_path
+from gpuclass.db.locate import bundled_path
 
 pytestmark = pytest.mark.skipif(not core.IS_COMPILED, reason="benchmarks measure the compiled core")
 
@@ -64,7 +64,7 @@ def test_parse_hwdata_package(benchmark):  # hwdata leaves its file open: not ou
 @pytest.mark.benchmark(group="parse pci.ids")
 def test_parse_python_twin(benchmark, ids_bytes):
     benchmark.extra_info["role"] = "baseline"
-    tables, _ = benchmark.pedantic(_core_py.parse_pci_ids, args=(ids_bytes,), rounds=3, iterations=1)
+    tables, _ = benchmark.pedantic(twin.parse_pci_ids, args=(ids_bytes,), rounds=3, iterations=1)
     assert len(tables["device_keys"]) > 20000
 
 

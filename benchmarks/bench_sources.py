@@ -19,8 +19,8 @@ import fakesys
 import numpy as np
 import pytest
 
-from gpuclass.lspci import parse_lspci_mm, parse_lspci_vmm
-from gpuclass.sysfs import scan_sysfs
+from gpuclass.sources.lspci import parse_lspci_mm, parse_lspci_vmm
+from gpuclass.sources.sysfs import scan_sysfs
 
 N_DEVICES = 2000
 N_LINES = 100_000

@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 
 import gpuclass
-from gpuclass import _core_py
+from gpuclass._native import twin
 from gpuclass.errors import GpuclassError
 
 try:
@@ -48,7 +48,7 @@ __all__ = ["ACCEPTED", "TARGETS", "Target", "target", "available", "scratch_dir"
 # The only exceptions a target may raise: the library's own typed errors.
 ACCEPTED: tuple[type[BaseException], ...] = (GpuclassError,)
 
-CORES = [c for c in (_core_c, _core_py) if c is not None]
+CORES = [c for c in (_core_c, twin) if c is not None]
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ def fuzz_cache(data: bytes) -> None:
 # -- sysfs ----------------------------------------------------------------------------
 
 def _sysfs_mod():
-    from gpuclass import sysfs
+    from gpuclass.sources import sysfs
     return sysfs
 
 
@@ -218,7 +218,7 @@ def fuzz_sysfs_values(data: bytes) -> None:
     s = _sysfs_mod()
     # The value helpers are private and may move into the core (_sysfs.pxi, twin
     # _sysfs_py): whichever exist are checked; sysfs_tree covers the whole path anyway.
-    from gpuclass import _sysfs_py
+    from gpuclass._native import sysfs_py as _sysfs_py
 
     hex_value = getattr(s, "_hex_value", None) or getattr(_sysfs_py, "_hex_value", None)
     dec_value = getattr(s, "_dec_value", None) or getattr(_sysfs_py, "_dec_value", None)
@@ -322,7 +322,7 @@ def _classify_both(table) -> None:
 @target("sysfs_tree", "a whole sysfs tree on tmpfs: odd entries, links, loops, huge and missing attributes")
 def fuzz_sysfs_tree(data: bytes) -> None:
     from gpuclass.devices import FLAG_INVALID
-    from gpuclass.sysfs import scan_sysfs
+    from gpuclass.sources.sysfs import scan_sysfs
 
     root = os.path.join(scratch_dir(), "root")
     shutil.rmtree(root, ignore_errors=True)
@@ -345,7 +345,7 @@ _FORMATS = (None, "mm", "vmm", "n")
 
 @target("lspci", "lspci text in every format (-nnmm/-nmm, -vmm -nn, -n/-nn [-v] [-k]); fast vs exact -mm path")
 def fuzz_lspci(data: bytes) -> None:
-    from gpuclass import lspci
+    from gpuclass.sources import lspci
 
     if not data:
         return
@@ -381,7 +381,7 @@ def fuzz_lspci(data: bytes) -> None:
 
 @target("modalias", "modalias strings, one per line, optionally 'ADDRESS MODALIAS'")
 def fuzz_modalias(data: bytes) -> None:
-    from gpuclass.modalias import parse_modaliases
+    from gpuclass.sources.modalias import parse_modaliases
 
     items = []
     for line in _text(data).split("\n")[:256]:
@@ -396,7 +396,7 @@ def fuzz_modalias(data: bytes) -> None:
 
 @target("cpuinfo", "/proc/cpuinfo text")
 def fuzz_cpuinfo(data: bytes) -> None:
-    from gpuclass.cpu import parse_cpuinfo
+    from gpuclass.sources.cpu import parse_cpuinfo
 
     facts = parse_cpuinfo(_text(data))
     d = facts.to_dict()
@@ -434,7 +434,7 @@ def fuzz_policy(data: bytes) -> None:
 
 @target("pod", "pods, workloads and pod specs as YAML/JSON text (validate_pod)")
 def fuzz_pod(data: bytes) -> None:
-    from gpuclass.controller import validate_pod
+    from gpuclass.k8s.pods import validate_pod
 
     v = validate_pod(_text(data), source="fuzz")
     assert v.valid == (not v.errors)
@@ -444,7 +444,7 @@ def fuzz_pod(data: bytes) -> None:
 
 @target("node", "Node objects as YAML/JSON text (diagnose)")
 def fuzz_node(data: bytes) -> None:
-    from gpuclass.controller import diagnose
+    from gpuclass.k8s.diagnose import diagnose
 
     d = diagnose(_text(data), source="fuzz")
     assert d.findings
@@ -453,7 +453,7 @@ def fuzz_node(data: bytes) -> None:
 
 @target("quantity", "Kubernetes quantities (ValueError is this helper's documented error)")
 def fuzz_quantity(data: bytes) -> None:
-    from gpuclass._manifest import parse_quantity
+    from gpuclass.k8s.objects import parse_quantity
 
     try:
         parse_quantity(_text(data))

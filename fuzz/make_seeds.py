@@ -24,7 +24,7 @@ import fakesys  # noqa: E402
 
 from gpuclass import PciDatabase  # noqa: E402
 from gpuclass.devices import LSPCI_FORMATS  # noqa: E402
-from gpuclass.locate import bundled_path  # noqa: E402
+from gpuclass.db.locate import bundled_path  # noqa: E402
 from gpuclass.policy import Policy  # noqa: E402
 
 CORPUS = os.path.join(HERE, "corpus")

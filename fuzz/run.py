@@ -37,8 +37,8 @@ def _child(name: str, seconds: int, extra: list[str]) -> None:
         import gpuclass
 
         for mod in pkgutil.walk_packages(gpuclass.__path__, "gpuclass."):
-            if mod.name.endswith("_core"):
-                continue  # the extension module: nothing to instrument
+            if mod.name.endswith(("_core", "__main__")):
+                continue  # the extension module: nothing to instrument; the command
             try:
                 importlib.import_module(mod.name)
             except ImportError:

@@ -18,128 +18,24 @@ default path never imports pydantic.
 
 from __future__ import annotations
 
-import copy
 import functools
-import os
-import re
-from difflib import SequenceMatcher
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from . import _matchspec as MS
-from ._allowlist import DEFAULT_POLICY
-from ._core_select import core as _default_core
-from ._matchspec import (COMPANION, INVALID, NOT_GPU, STATUS_NAMES, SUPPORTED, UNSUPPORTED,
-                         VIRTUAL_FUNCTION, MatchTables, build_match_tables)
+from . import constants as C
+from ._native import core as _default_core
+from .constants import (COMPANION, INVALID, NOT_GPU, STATUS_NAMES, SUPPORTED, UNSUPPORTED,
+                        VIRTUAL_FUNCTION)
 from .errors import InputError
+from .pcinames import default_names, device_label, near_miss
+from .policy.compile import CompiledPolicy, compile_policy
 
 __all__ = [
     "NOT_GPU", "SUPPORTED", "UNSUPPORTED", "COMPANION", "VIRTUAL_FUNCTION", "INVALID",
     "STATUS_NAMES", "CompiledPolicy", "compile_policy", "classify", "classify_table",
-    "ClassificationResult", "Rollup", "summarize", "near_miss", "NearMissInfo",
+    "ClassificationResult", "Rollup", "summarize",
 ]
-
-
-def _id(value: Any) -> int:
-    return value if isinstance(value, int) else int(str(value), 16)
-
-
-class CompiledPolicy:
-    """A policy as kernel tables plus the per-card facts the results need.
-
-    ``data`` is the policy as a plain dict (IDs as ints or hex strings);
-    ``cards`` keeps each card's id, name, family, kernel module and slices.
-    """
-
-    __slots__ = ("tables", "cards", "deny", "data", "fail_requests_greater_than_one")
-
-    def __init__(self, data: dict) -> None:
-        self.data = data
-        default_slices = int(data.get("slices_per_card", 4))
-        self.cards = tuple(
-            {"id": c["id"], "name": c["name"], "family": c["family"],
-             "kernel_module": c["kernel_module"],
-             "slices": int(c.get("slices") or default_slices),
-             "match": [(_id(r["vendor"]), _id(r["device"]),
-                        None if r.get("subvendor") is None else _id(r["subvendor"]),
-                        None if r.get("subdevice") is None else _id(r["subdevice"]))
-                       for r in c["match"]],
-             "aliases": list(c.get("aliases", []))}
-            for c in data.get("cards", []))
-        self.deny = tuple(
-            (_id(r["vendor"]), _id(r["device"]),
-             None if r.get("subvendor") is None else _id(r["subvendor"]),
-             None if r.get("subdevice") is None else _id(r["subdevice"]), r.get("reason", ""))
-            for r in data.get("deny", []))
-        rules = [(*m, i) for i, c in enumerate(self.cards) for m in c["match"]]
-        rules += [(*d[:4], -1) for d in self.deny]
-        self.tables: MatchTables = build_match_tables(
-            rules, [c["slices"] for c in self.cards],
-            gpu_classes=[_id(x) for x in data.get("gpu_classes", ["0300", "0302"])],
-            companion_classes=[_id(x) for x in data.get("companion_classes", ["0403", "0c03", "0c80"])],
-            gpu_vendors=[_id(x) for x in data.get("gpu_vendors", ["10de"])],
-        )
-        self.fail_requests_greater_than_one = bool(data.get("fail_requests_greater_than_one", True))
-
-    @property
-    def card_ids(self) -> tuple[str, ...]:
-        return tuple(c["id"] for c in self.cards)
-
-    def rule_for(self, vendor: int, device: int, subvendor: int | None, subdevice: int | None):
-        """``(card index or -1, deny reason or None)`` of the most specific rule, or None."""
-        best = None
-        for i, c in enumerate(self.cards):
-            for v, d, sv, sd in c["match"]:
-                if (v, d) == (vendor, device):
-                    if sv is None:
-                        best = best or (i, None)
-                    elif subvendor is not None and (sv, sd) == (subvendor, subdevice):
-                        return (i, None)
-        for v, d, sv, sd, reason in self.deny:
-            if (v, d) == (vendor, device):
-                if sv is None:
-                    best = best or (-1, reason)
-                elif subvendor is not None and (sv, sd) == (subvendor, subdevice):
-                    return (-1, reason)
-        return best
-
-    def gpu_card(self, index: int):
-        """The :class:`gpuclass.models.GpuCard` of a card index."""
-        from .models import GpuCard
-
-        c = self.cards[index]
-        ids = [":".join(f"{x:04x}" for x in m if x is not None) for m in c["match"]]
-        return GpuCard(id=c["id"], name=c["name"], family=c["family"],
-                       kernel_module=c["kernel_module"], slices=c["slices"], device_ids=ids)
-
-
-@functools.lru_cache(maxsize=1)
-def _default_compiled() -> CompiledPolicy:
-    return CompiledPolicy(copy.deepcopy(DEFAULT_POLICY))
-
-
-def compile_policy(policy: Any = None) -> CompiledPolicy:
-    """Compile a policy: None (the default allowlist), a Policy, a dict, a file path, or a CompiledPolicy."""
-    if policy is None:
-        return _default_compiled()
-    if isinstance(policy, CompiledPolicy):
-        return policy
-    from .policy import Policy  # pydantic only when a custom policy is given
-
-    if isinstance(policy, (str, os.PathLike)):
-        policy = Policy.load(policy)
-    elif isinstance(policy, dict):
-        policy = Policy.from_data(policy)
-    if not isinstance(policy, Policy):
-        raise InputError(f"policy: expected a Policy, dict, path or None, got {type(policy).__name__}")
-    return CompiledPolicy(policy.model_dump(mode="python"))
-
-
-class NearMissInfo(NamedTuple):
-    card: str
-    card_name: str
-    reason: str
 
 
 class ClassificationResult:
@@ -184,21 +80,21 @@ class ClassificationResult:
         a = self.inputs.get(name)
         return None if a is None else int(np.asarray(a)[i])
 
-    def explain(self, i: int, db: Any = None) -> tuple[str | None, NearMissInfo | None, str | None]:
+    def explain(self, i: int, db: Any = None) -> tuple[str | None, Any, str | None]:
         """``(pci.ids name, near miss, note)`` for device ``i``."""
         v, d = self._value("vendor", i), self._value("device", i)
         sv, sd = self._value("subvendor", i), self._value("subdevice", i)
         hs = self.inputs.get("has_subsystem")
         if hs is not None and not bool(np.asarray(hs)[i]):
             sv = sd = None
-        db = _database() if db is None else db
-        name = _device_label(db, v, d, sv, sd)
+        db = default_names() if db is None else db
+        name = device_label(db, v, d, sv, sd)
         st = int(self.status[i])
         note = miss = None
         if st == UNSUPPORTED:
             rule = self.compiled.rule_for(v, d, sv, sd)
-            if rule is not None and rule[0] < 0:
-                note = "denied by policy" + (f": {rule[1]}" if rule[1] else "")
+            if rule is not None and rule.card < 0:
+                note = "denied by policy" + (f": {rule.reason}" if rule.reason else "")
             else:
                 note = "not on the allowlist: a plain display adapter, no GPU support and no slices"
             miss = near_miss(self.compiled, v, d, name)
@@ -300,14 +196,14 @@ class Rollup:
         self.matrix = matrix
         self.compiled = compiled
         self._card_counts = card_counts
-        self.cards = matrix[:, MS.R_CARDS]
-        self.slices = matrix[:, MS.R_SLICES]
-        self.unsupported = matrix[:, MS.R_UNSUPPORTED]
-        self.companions = matrix[:, MS.R_COMPANIONS]
-        self.virtual_functions = matrix[:, MS.R_VFS]
-        self.invalid = matrix[:, MS.R_INVALID]
-        self.model = matrix[:, MS.R_MODEL]
-        self.mixed = matrix[:, MS.R_MIXED]
+        self.cards = matrix[:, C.R_CARDS]
+        self.slices = matrix[:, C.R_SLICES]
+        self.unsupported = matrix[:, C.R_UNSUPPORTED]
+        self.companions = matrix[:, C.R_COMPANIONS]
+        self.virtual_functions = matrix[:, C.R_VFS]
+        self.invalid = matrix[:, C.R_INVALID]
+        self.model = matrix[:, C.R_MODEL]
+        self.mixed = matrix[:, C.R_MIXED]
 
     def __len__(self) -> int:
         return int(self.matrix.shape[0])
@@ -317,34 +213,43 @@ class Rollup:
         """A node is a GPU node when it carries at least one allowlisted card."""
         return self.cards > 0
 
-    def node(self, i: int, name: str | int | None = None):
-        """Group ``i`` as a :class:`gpuclass.models.NodeGpuSummary`."""
-        from .models import GPU_LABEL, NodeGpuSummary
-
-        row = [int(x) for x in self.matrix[i]]
-        cards = self.compiled.cards
+    def card_counts(self, i: int) -> dict[int, int]:
+        """Supported cards of group ``i`` by card index."""
         counts = (self._card_counts or {}).get(i)
         if counts is None:
-            counts = {row[MS.R_MODEL]: row[MS.R_CARDS]} if row[MS.R_CARDS] and row[MS.R_MODEL] >= 0 else {}
-        by_id = {cards[c]["id"]: n for c, n in sorted(counts.items()) if c >= 0}
+            cards, model = int(self.cards[i]), int(self.model[i])
+            counts = {model: cards} if cards and model >= 0 else {}
+        return counts
+
+    def node_data(self, i: int, name: str | int | None = None) -> dict[str, Any]:
+        """Group ``i`` as plain data: the fields of :class:`gpuclass.models.NodeGpuSummary`."""
+        row = [int(x) for x in self.matrix[i]]
+        cards = self.compiled.cards
+        by_id = {cards[c]["id"]: n for c, n in sorted(self.card_counts(i).items()) if c >= 0}
         warnings = []
-        if row[MS.R_MIXED] & MS.MIXED_UNSUPPORTED:
+        if row[C.R_MIXED] & C.MIXED_UNSUPPORTED:
             warnings.append(
-                f"mixed node: {row[MS.R_CARDS]} supported card(s) next to {row[MS.R_UNSUPPORTED]} "
+                f"mixed node: {row[C.R_CARDS]} supported card(s) next to {row[C.R_UNSUPPORTED]} "
                 "unsupported NVIDIA GPU(s); the device plugin may expose the unsupported ones too")
-        if row[MS.R_MIXED] & MS.MIXED_MODELS:
+        if row[C.R_MIXED] & C.MIXED_MODELS:
             warnings.append("mixed node: more than one supported card model ("
                             + ", ".join(sorted(by_id)) + ")")
-        if row[MS.R_INVALID]:
-            warnings.append(f"{row[MS.R_INVALID]} device record(s) could not be read")
-        gpu = row[MS.R_CARDS] > 0
-        return NodeGpuSummary(
+        if row[C.R_INVALID]:
+            warnings.append(f"{row[C.R_INVALID]} device record(s) could not be read")
+        gpu = row[C.R_CARDS] > 0
+        return dict(
             node=i if name is None else name, gpu_node=gpu,
-            labels={GPU_LABEL: "true"} if gpu else {}, cards=by_id,
-            supported_cards=row[MS.R_CARDS], slices=row[MS.R_SLICES],
-            unsupported_gpus=row[MS.R_UNSUPPORTED], companions=row[MS.R_COMPANIONS],
-            virtual_functions=row[MS.R_VFS], invalid=row[MS.R_INVALID],
-            mixed=bool(row[MS.R_MIXED]), warnings=warnings)
+            labels={C.GPU_LABEL: "true"} if gpu else {}, cards=by_id,
+            supported_cards=row[C.R_CARDS], slices=row[C.R_SLICES], resource=C.GPU_RESOURCE,
+            unsupported_gpus=row[C.R_UNSUPPORTED], companions=row[C.R_COMPANIONS],
+            virtual_functions=row[C.R_VFS], invalid=row[C.R_INVALID],
+            mixed=bool(row[C.R_MIXED]), warnings=warnings)
+
+    def node(self, i: int, name: str | int | None = None):
+        """Group ``i`` as a :class:`gpuclass.models.NodeGpuSummary`."""
+        from .models import NodeGpuSummary
+
+        return NodeGpuSummary(**self.node_data(i, name))
 
     def nodes(self, names=None) -> list:
         return [self.node(i, None if names is None else names[i]) for i in range(len(self))]
@@ -372,7 +277,7 @@ def summarize(result: ClassificationResult | None = None, *, status=None, card=N
     matrix = k.rollup(status, card, slices, group, n_groups)
     # Per-card counts only for the (few) nodes that mix card models.
     counts: dict[int, dict[int, int]] = {}
-    mixed_models = np.flatnonzero(matrix[:, MS.R_MIXED] & MS.MIXED_MODELS)
+    mixed_models = np.flatnonzero(matrix[:, C.R_MIXED] & C.MIXED_MODELS)
     if mixed_models.size:
         st = np.asarray(status)
         g = np.zeros(st.shape[0], dtype=np.int64) if group is None else np.asarray(group)
@@ -381,77 +286,3 @@ def summarize(result: ClassificationResult | None = None, *, status=None, card=N
             counts.setdefault(gi, {}).setdefault(ci, 0)
             counts[gi][ci] += 1
     return Rollup(matrix, compiled, counts)
-
-
-# -- names and near misses -------------------------------------------------------
-
-# the first innermost bracket ("[" excluded inside: otherwise "[[[[..." is quadratic)
-_BRACKET = re.compile(r"\[([^\[\]]+)\]")
-_MODEL_NUMBER = re.compile(r"(?<![0-9])([0-9]{3,5})")
-
-
-def _marketing(name: str) -> str:
-    """The marketing part of a pci.ids name: ``GP102 [GeForce GTX 1080 Ti]`` -> the bracket."""
-    m = _BRACKET.search(name)
-    return m.group(1) if m else name
-
-
-def _numbers(name: str) -> set[str]:
-    return set(_MODEL_NUMBER.findall(name))
-
-
-def near_miss(compiled: CompiledPolicy, vendor: int | None, device: int | None,
-              name: str | None) -> NearMissInfo | None:
-    """The allowlisted card an unsupported device is easily mistaken for, if any.
-
-    Two names are close when they share a model number (1080, 4000, 6000): the
-    GTX 1080 Ti 10GB (``1b01``), RTX 4000 Ada (``27b2``), RTX PRO 6000D
-    (``2bb2``) and Quadro RTX 6000 all come out as near misses, a GTX 1070 does not.
-    """
-    if not name:
-        return None
-    # pci.ids names fit in a 1024-byte line; a longer (hostile) text would make the
-    # SequenceMatcher below quadratic
-    text = _marketing(name[:1024])
-    numbers = _numbers(text)
-    best = None
-    for c in compiled.cards:
-        if any((v, d) == (vendor, device) and sv is None for v, d, sv, sd in c["match"]):
-            continue
-        names = [c["name"], *c["aliases"]]
-        if not numbers & set().union(*(_numbers(n) for n in names)):
-            continue
-        score = max(SequenceMatcher(None, text.casefold(), n.casefold()).ratio() for n in names)
-        if best is None or score > best[0]:
-            best = (score, c)
-    if best is None:
-        return None
-    c = best[1]
-    ids = ", ".join(f"{v:04x}:{d:04x}" for v, d, sv, sd in c["match"])
-    return NearMissInfo(c["id"], c["name"],
-                        f"{text} ({vendor:04x}:{device:04x}) is not the {c['name']} ({ids}); "
-                        "only the listed IDs are supported")
-
-
-def _device_label(db, v, d, sv, sd) -> str | None:
-    if db is None or v is None or d is None:
-        return None
-    try:
-        if sv is not None:
-            sub = db.subsystem_name(v, d, sv, sd)
-            if sub:
-                return sub
-        return db.device_name(v, d)
-    except Exception:  # a broken database must not break classification
-        return None
-
-
-def _database():
-    try:
-        from .db import default_database
-    except ImportError:
-        return None
-    try:
-        return default_database()
-    except Exception:
-        return None

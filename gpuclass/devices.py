@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from .constants import (FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, FLAG_VF, GPU_CLASSES, NO_ADDRESS,
+                        flag_names)
 from .errors import InputError
 
 __all__ = [
@@ -38,24 +40,14 @@ __all__ = [
     "FLAG_BOOT_VGA",
     "FLAG_INVALID",
     "NO_ADDRESS",
-    "GPU_CLASSES",
-    "LSPCI_FORMATS",
     "NUMERIC_COLUMNS",
     "OBJECT_COLUMNS",
     "TEXT_COLUMNS",
+    "flag_names",
 ]
 
-FLAG_VF = 1  # a virtual function: the device has a ``physfn`` link
-FLAG_PF = 2  # an SR-IOV physical function (``sriov_totalvfs`` > 0)
-FLAG_BOOT_VGA = 4  # the firmware's boot display (``boot_vga`` is 1)
-FLAG_INVALID = 8  # a mandatory attribute is missing or malformed; see ``problems``
-
-# A PCI function number is 0..7, so 0xFF can never be a real one: it marks rows
-# that carry no address at all rather than inventing 0000:00:00.0 for them.
-NO_ADDRESS = 0xFF
-
-# class >> 8 of a GPU function: VGA compatible controller, 3D controller
-GPU_CLASSES = (0x0300, 0x0302)
+# NO_ADDRESS (constants): a PCI function number is 0..7, so 0xFF can never be a real
+# one: it marks rows that carry no address at all rather than inventing 0000:00:00.0.
 
 # column -> (dtype, default for rows a source does not describe)
 NUMERIC_COLUMNS: dict[str, tuple[np.dtype, int | bool]] = {
@@ -83,9 +75,6 @@ _RANGES = {"class_code": (0, 0xFFFFFF), "revision": (-1, 0xFF)}
 OBJECT_COLUMNS = ("driver", "problems")
 # names as a text source printed them: kept for display, never used to classify
 TEXT_COLUMNS = ("class_text", "vendor_text", "device_text", "subvendor_text", "subdevice_text")
-
-LSPCI_FORMATS = ("-nnmm", "-nnmm -D", "-vmm -nn", "-vmm -nn -D", "-n")
-
 
 def _as_column(name: str, values: Any, n: int | None) -> np.ndarray:
     dtype = NUMERIC_COLUMNS[name][0]
@@ -372,27 +361,7 @@ class DeviceTable:
     # -- lspci text -----------------------------------------------------------
 
     def to_lspci_text(self, fmt: str = "-nnmm -D", *, db: Any = None, invalid: str = "raise") -> str:
-        """The table as ``lspci`` would print it in ``fmt`` (one of ``LSPCI_FORMATS``).
+        """The table as ``lspci`` would print it: see :func:`gpuclass.sources.lspci.write_lspci`."""
+        from .sources.lspci.write import write_lspci
 
-        Names come from the text columns, else from ``db`` (a ``PciDatabase``),
-        else lspci's placeholders.  Only what lspci prints survives: IDs,
-        class with prog-if, revision (lspci omits it when 0, and so does this,
-        so -1 reads back as 0), subsystem, and in ``-vmm`` / ``-n`` the driver,
-        NUMA node and IOMMU group.  Rows that are flagged or have no address
-        cannot be written: ``invalid="raise"`` (InputError) or ``"skip"``.
-        """
-        from . import _lspci_write
-
-        return _lspci_write.write(self, fmt, db=db, invalid=invalid)
-
-
-_FLAG_NAMES = ((FLAG_VF, "vf"), (FLAG_PF, "pf"), (FLAG_BOOT_VGA, "boot_vga"), (FLAG_INVALID, "invalid"))
-
-
-def flag_names(flags: int) -> list[str]:
-    """The names of the bits set in ``flags``.
-
-    >>> flag_names(FLAG_PF | FLAG_BOOT_VGA)
-    ['pf', 'boot_vga']
-    """
-    return [name for bit, name in _FLAG_NAMES if flags & bit]
+        return write_lspci(self, fmt, db=db, invalid=invalid)

@@ -17,11 +17,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._names import GPU_LABEL, GPU_RESOURCE
+from .constants import GPU_LABEL, GPU_RESOURCE
 
 __all__ = ["GpuCard", "NearMiss", "DeviceClassification", "NodeGpuSummary", "json_schemas",
-           "Status", "GPU_LABEL", "GPU_RESOURCE"]
+           "Status"]
 
+# the names of constants.STATUS_NAMES (a test holds them equal)
 Status = Literal["not-gpu", "supported", "unsupported", "companion", "virtual-function", "invalid"]
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

@@ -29,18 +29,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._names import HOST_LABELS, RUNTIME_CLASS
+from .constants import GPU_LABEL, GPU_RESOURCE, HOST_LABELS, RUNTIME_CLASS
 from .errors import SourceError
-from .models import GPU_LABEL, GPU_RESOURCE, DeviceClassification, GpuCard, NodeGpuSummary
+from .models import DeviceClassification, GpuCard, NodeGpuSummary
 
-__all__ = ["CpuReport", "HardwareReport", "Decision", "InstallPlan", "inspect", "plan",
-           "HOST_LABELS", "RUNTIME_CLASS"]
+__all__ = ["CpuReport", "HardwareReport", "Decision", "InstallPlan", "inspect", "plan"]
 
 _MODEL = ConfigDict(frozen=True, extra="forbid")
 
 
 class CpuReport(BaseModel):
-    """The CPU facts the secure runtime depends on (see :mod:`gpuclass.cpu`)."""
+    """The CPU facts the secure runtime depends on (see :mod:`gpuclass.sources.cpu`)."""
 
     model_config = _MODEL
     vendor: str | None = None
@@ -56,7 +55,7 @@ class CpuReport(BaseModel):
 
     @classmethod
     def from_facts(cls, facts) -> CpuReport:
-        """From a :class:`gpuclass.cpu.CpuFacts`."""
+        """From a :class:`gpuclass.sources.cpu.CpuFacts`."""
         d = facts.to_dict()
         return cls(vendor=d["vendor"], model_name=d["model_name"], logical_cpus=d["logical_cpus"],
                    vmx=d["vmx"], svm=d["svm"], hypervisor=d["hypervisor"],
@@ -107,7 +106,7 @@ class HardwareReport(BaseModel):
         import numpy as np
 
         from .classify import classify, compile_policy
-        from .cpu import parse_cpuinfo
+        from .sources.cpu import parse_cpuinfo
 
         compiled = compile_policy(None)
         ids = {c["id"]: c["match"][0][1] for c in compiled.cards}
@@ -156,8 +155,8 @@ def inspect(root: str | os.PathLike = "/", *, policy=None, db=None) -> HardwareR
     gpuclass.errors.SourceError: .../sys/bus/pci/devices: ...
     """
     from .classify import classify_table
-    from .cpu import cpu_facts
-    from .sysfs import scan_sysfs
+    from .sources.cpu import cpu_facts
+    from .sources.sysfs import scan_sysfs
 
     root_s = os.fspath(root)
     table = scan_sysfs(root_s)

@@ -6,18 +6,10 @@ import os
 
 import pytest
 
-from gpuclass import _core_py, _core_select
+from gpuclass import _native
 
 
-def _compiled():
-    try:
-        from gpuclass import _core
-    except ImportError:
-        return None
-    return _core
-
-
-CORES = {"compiled": _compiled(), "python": _core_py}
+CORES = {"compiled": _native.compiled, "python": _native.twin}
 
 
 @pytest.fixture(params=["compiled", "python"])
@@ -28,7 +20,7 @@ def core(request):
         # Never a silent skip: a missing compiled core fails unless disabled on purpose.
         if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
             pytest.skip("compiled core disabled by GPUCLASS_NO_EXTENSIONS")
-        pytest.fail(f"compiled core did not load: {_core_select.COMPILED_IMPORT_ERROR}")
+        pytest.fail(f"compiled core did not load: {_native.COMPILED_IMPORT_ERROR}")
     return mod
 
 
@@ -37,7 +29,7 @@ def _require_compiled():
     if mod is None:
         if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
             pytest.skip("compiled core disabled by GPUCLASS_NO_EXTENSIONS")
-        pytest.fail(f"compiled core did not load: {_core_select.COMPILED_IMPORT_ERROR}")
+        pytest.fail(f"compiled core did not load: {_native.COMPILED_IMPORT_ERROR}")
     return mod
 
 
@@ -49,7 +41,7 @@ def compiled_core():
 
 @pytest.fixture(scope="session")
 def bundled_bytes() -> bytes:
-    from gpuclass.locate import bundled_path
+    from gpuclass.db.locate import bundled_path
 
     return bundled_path().read_bytes()
 

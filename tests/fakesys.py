@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpuclass.devices import FLAG_BOOT_VGA, FLAG_PF, FLAG_VF, NO_ADDRESS, DeviceTable
-from gpuclass.sysfs import parse_address
+from gpuclass.sources.sysfs import parse_address
 
 # A raw override: text or bytes to write, None to delete the file, or a Link.
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 
 def names_of(tables, table):
     """{key: name} for one table of a parse result."""
@@ -11,3 +16,20 @@ def names_of(tables, table):
         int(k): blob[start[n] : end[n]].decode("utf-8")
         for k, n in zip(tables[f"{table}_keys"], tables[f"{table}_name"])
     }
+
+
+def _entry_point():
+    """The gpuclass script of this interpreter's environment (not whatever PATH finds first)."""
+    beside = Path(sys.executable).with_name("gpuclass")
+    return str(beside) if beside.exists() else shutil.which("gpuclass")
+
+
+EXE = _entry_point()
+
+
+def run(*args, env=None, check_rc=None):
+    cmd = [EXE] if EXE else [sys.executable, "-m", "gpuclass"]
+    proc = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=60)
+    if check_rc is not None:
+        assert proc.returncode == check_rc, proc.stderr
+    return proc

@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from gpuclass import _matchspec as MS
+from gpuclass import constants as C
+from gpuclass._native.contract import match as MS
 from gpuclass.classify import (COMPANION, INVALID, NOT_GPU, SUPPORTED, UNSUPPORTED,
                                VIRTUAL_FUNCTION, classify, classify_table, compile_policy,
                                summarize)
@@ -189,7 +190,7 @@ def test_groups_keep_machines_apart(core):
 def test_virtual_functions_and_invalid_records(core):
     rows = [(NV, 0x2BB5, D3), (NV, 0x2BB5, D3), (NV, 0x2BB2, D3), (0x8086, 0x1515, NIC), (NV, 0x2BB5, D3)]
     a = np.array(rows).T
-    flags = [MS.FLAG_PF, MS.FLAG_VF, MS.FLAG_VF, MS.FLAG_VF, MS.FLAG_INVALID]
+    flags = [C.FLAG_PF, C.FLAG_VF, C.FLAG_VF, C.FLAG_VF, C.FLAG_INVALID]
     r = classify(a[0], a[1], None, None, a[2], flags=flags, core=core)
     assert r.status.tolist() == [SUPPORTED, VIRTUAL_FUNCTION, VIRTUAL_FUNCTION, NOT_GPU, INVALID]
     assert r.card.tolist() == [6, 6, -1, -1, -1]
@@ -213,7 +214,7 @@ def test_mixed_nodes_and_labels(core):
     assert roll.cards.tolist() == [2, 3, 0, 0, 2]
     assert roll.slices.tolist() == [8, 12, 0, 0, 8]
     assert roll.gpu_node.tolist() == [True, True, False, False, True]
-    assert roll.mixed.tolist() == [MS.MIXED_UNSUPPORTED, MS.MIXED_MODELS, 0, 0, 0]
+    assert roll.mixed.tolist() == [C.MIXED_UNSUPPORTED, C.MIXED_MODELS, 0, 0, 0]
     nodes = roll.nodes(names=["a", "b", "c", "d", "e"])
     assert nodes[0].labels == {"autopilot.syself.com/gpu": "true"} and nodes[0].mixed
     assert nodes[1].cards == {"rtx-6000-ada": 1, "rtx-pro-6000-blackwell-server": 2}
@@ -349,7 +350,7 @@ def test_bad_tables_and_rollup_inputs(core):
         core.rollup([1, 9], [0, 0], [4, 4], [0, 5], 2)
     with pytest.raises(InputError, match="slices: length"):
         core.rollup([1, 1], [0, 0], [4], None, 1)
-    assert core.rollup([], [], [], None, 0).shape == (0, MS.ROLLUP_COLUMNS)
+    assert core.rollup([], [], [], None, 0).shape == (0, C.ROLLUP_COLUMNS)
     with pytest.raises(InputError, match="outside"):
         core.rollup([0], [0], [0], [0], 0)
 
@@ -374,7 +375,7 @@ def test_identical_results_from_eight_threads(core):
     sv = rng.choice(np.array([NV, 0x1028], np.uint16), n)
     sd = rng.choice(np.array([0x12BA, 0x129E], np.uint16), n)
     c = rng.choice(np.array([VGA, D3, AUDIO, NIC], np.uint32), n)
-    f = rng.choice(np.array([0, MS.FLAG_VF, MS.FLAG_INVALID], np.uint32), n, p=[0.9, 0.05, 0.05])
+    f = rng.choice(np.array([0, C.FLAG_VF, C.FLAG_INVALID], np.uint32), n, p=[0.9, 0.05, 0.05])
     g = np.sort(rng.integers(0, n // 10, n))
     pol = compile_policy(quadro_policy())
     expect = core.match_devices(pol.tables, v, d, sv, sd, c, flags=f, group=g,

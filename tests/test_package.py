@@ -9,25 +9,25 @@ import sys
 from pathlib import Path
 
 import gpuclass
-from gpuclass import _core_select
-from gpuclass.locate import bundled_path
+from gpuclass import _native
+from gpuclass.db.locate import bundled_path
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def test_compiled_core_loaded_unless_disabled():
     if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
-        assert _core_select.core.IS_COMPILED is False
+        assert _native.core.IS_COMPILED is False
     else:
-        assert _core_select.COMPILED_IMPORT_ERROR is None, _core_select.COMPILED_IMPORT_ERROR
-        assert _core_select.core.IS_COMPILED is True
+        assert _native.COMPILED_IMPORT_ERROR is None, _native.COMPILED_IMPORT_ERROR
+        assert _native.core.IS_COMPILED is True
 
 
 def test_env_switch_selects_the_twin():
-    code = "from gpuclass._core_select import core; print(core.IS_COMPILED, core.__name__)"
+    code = "from gpuclass._native import core; print(core.IS_COMPILED, core.__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=dict(os.environ, GPUCLASS_NO_EXTENSIONS="1")).stdout.split()
-    assert out == ["False", "gpuclass._core_py"]
+    assert out == ["False", "gpuclass._native.twin"]
 
 
 def test_bundled_pci_ids_ships_inside_the_package():

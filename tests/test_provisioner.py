@@ -8,9 +8,9 @@ import fakemachine
 import fakesys
 import pytest
 
-from gpuclass.controller import expected_resources, labels_patch, node_labels
+from gpuclass.k8s.labels import expected_resources, labels_patch, node_labels
 from gpuclass.errors import InputError, SourceError
-from gpuclass.models import GPU_LABEL
+from gpuclass.constants import GPU_LABEL
 from gpuclass.provisioner import HardwareReport, InstallPlan, inspect, plan
 
 # server -> (supported cards by id, kernel module flavour)

@@ -24,9 +24,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from gpuclass import PciDatabase, _core_select  # noqa: E402
 from gpuclass.classify import classify, classify_table, compile_policy  # noqa: E402
 from gpuclass.errors import GpuclassError  # noqa: E402
-from gpuclass.locate import bundled_path  # noqa: E402
+from gpuclass.db.locate import bundled_path  # noqa: E402
 
-core = _core_select.core
+core = _native.core
 
 
 def expect_error(fn, *args):
@@ -39,7 +39,7 @@ def expect_error(fn, *args):
 
 def main(small: bool) -> None:
     if not core.IS_COMPILED:
-        raise SystemExit(f"compiled core not loaded: {_core_select.COMPILED_IMPORT_ERROR}")
+        raise SystemExit(f"compiled core not loaded: {_native.COMPILED_IMPORT_ERROR}")
     data = bundled_path().read_bytes()
     if small:
         data = data[: 400_000].rsplit(b"\n", 1)[0] + b"\n"
@@ -96,9 +96,9 @@ def main(small: bool) -> None:
     r.summary()
 
     import fakesys
-    from gpuclass.lspci import parse_lspci
-    from gpuclass.modalias import parse_modaliases
-    from gpuclass.sysfs import scan_sysfs
+    from gpuclass.sources.lspci import parse_lspci
+    from gpuclass.sources.modalias import parse_modaliases
+    from gpuclass.sources.sysfs import scan_sysfs
 
     with tempfile.TemporaryDirectory() as tmp:
         root = os.path.join(tmp, "root")

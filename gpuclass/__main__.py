@@ -1,0 +1,7 @@
+"""``python -m gpuclass``: the ``gpuclass`` command."""
+
+import sys
+
+from gpuclass.cli import main
+
+sys.exit(main())

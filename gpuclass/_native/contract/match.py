@@ -1,0 +1,357 @@
+"""The matcher pair's contract: compiled tables, argument checks, range errors.
+
+Both versions (``match.pxi`` compiled into ``gpuclass._core``, and ``match_py.py``)
+take the same :class:`MatchTables` and call the same argument preparation, so they
+accept and reject exactly the same inputs with exactly the same errors.  Status
+codes, flags and rollup columns are gpuclass.constants'.  Nothing here imports
+pydantic: a provisioner that classifies with the default policy never pays for it.
+
+>>> t = build_match_tables([(0x10de, 0x27b0, None, None, 0)], card_slices=[4])
+>>> int(t.vendor_lut[0x10de]) == VL_GPU_VENDOR | VL_RULES
+True
+>>> t.dev_keys.tolist() == [0x10de27b0]
+True
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from ...constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA
+from ...errors import InputError
+from .args import as_id_array, as_int64, as_unsigned, contiguous
+
+__all__ = [
+    "VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION",
+    "MatchTables", "MatchArgs", "build_match_tables", "prepare_match_args",
+    "prepare_rollup_args", "class_range_error", "group_range_error",
+    "status_range_error", "MAX_CARDS", "MAX_DEVICES",
+]
+
+# Bits of the 64 Ki-entry lookup tables indexed by vendor ID and by class >> 8.
+VL_GPU_VENDOR = 1     # a GPU of this vendor that no rule allows is "unsupported"
+VL_RULES = 2          # some rule names this vendor: worth a device lookup
+CL_GPU = 1            # a GPU class (0x0300, 0x0302 by default)
+CL_COMPANION = 2      # a companion class (audio, USB, UCSI) used when addresses are unknown
+
+MAX_CARDS = 32766      # card indices are int16 (-1: none); 1 + card fits 15 bits of dev_lut
+MAX_DEVICES = 65535    # dev_lut holds 1 + position in uint16
+
+
+class MatchTables(NamedTuple):
+    """A policy compiled for the kernels: flat numpy arrays, no Python objects per rule.
+
+    ``dev_keys`` (``vendor << 16 | device``, sorted) index ``dev_card`` (the
+    device-level rule's card, -1 for none or deny) and the CSR ranges
+    ``sub_offsets`` into ``sub_keys`` (``subvendor << 16 | subdevice``) and
+    ``sub_card`` (-1 for deny).  ``dev_lut[(vendor_block[vendor] & 0x7fff) << 16 | device]``
+    holds 1 + the device-level card (0: none) and, in bit 15, whether subsystem
+    rules exist: two loads and no branch per device, 128 KiB per vendor with rules.
+    """
+
+    vendor_lut: np.ndarray   # uint8[65536]
+    class_lut: np.ndarray    # uint8[65536], indexed by class_code >> 8
+    dev_keys: np.ndarray     # uint32[n_dev]
+    dev_card: np.ndarray     # int16[n_dev]
+    sub_offsets: np.ndarray  # int32[n_dev + 1]
+    sub_keys: np.ndarray     # uint32[n_sub]
+    sub_card: np.ndarray     # int16[n_sub]
+    card_slices: np.ndarray  # uint16[n_cards]
+    vendor_block: np.ndarray # uint16[65536]: GPU-vendor bit 15 | block of dev_lut (0: no rules)
+    dev_lut: np.ndarray      # uint16[n_blocks * 65536]: subsystem-rules bit 15 | 1 + device card
+
+    @property
+    def n_cards(self) -> int:
+        return int(self.card_slices.shape[0])
+
+
+def _id(value, what: str, bits: int = 16) -> int:
+    value = int(value)
+    if not 0 <= value < (1 << bits):
+        raise InputError(f"{what}: {value:#x} is not a {bits}-bit ID")
+    return value
+
+
+def build_match_tables(
+    rules: Sequence[tuple],
+    card_slices: Sequence[int],
+    gpu_classes: Sequence[int] = GPU_CLASSES,
+    companion_classes: Sequence[int] = COMPANION_CLASSES,
+    gpu_vendors: Sequence[int] = (NVIDIA,),
+) -> MatchTables:
+    """Compile rules ``(vendor, device, subvendor|None, subdevice|None, card)`` into tables.
+
+    ``card`` is an index into ``card_slices``, or -1 for a deny rule.  A rule
+    with a subsystem beats the rule without one for the same device; two rules
+    for the same key are an error.  Vendors of allow rules count as GPU vendors.
+    """
+    n_cards = len(card_slices)
+    if n_cards > MAX_CARDS:
+        raise InputError(f"card_slices: at most {MAX_CARDS} cards, got {n_cards}")
+    slices = np.zeros(n_cards, dtype=np.uint16)
+    for i, s in enumerate(card_slices):
+        s = int(s)
+        if not 0 <= s <= 0xFFFF:
+            raise InputError(f"card_slices: value {s} at index {i} is not in [0, 65535]")
+        slices[i] = s
+
+    vendor_lut = np.zeros(65536, dtype=np.uint8)
+    for v in gpu_vendors:
+        vendor_lut[_id(v, "gpu_vendors")] |= VL_GPU_VENDOR
+    class_lut = np.zeros(65536, dtype=np.uint8)
+    for c in gpu_classes:
+        class_lut[_id(c, "gpu_classes")] |= CL_GPU
+    for c in companion_classes:
+        class_lut[_id(c, "companion_classes")] |= CL_COMPANION
+
+    device_rule: dict[int, int] = {}
+    sub_rules: dict[int, dict[int, int]] = {}
+    for n, rule in enumerate(rules):
+        if len(rule) != 5:
+            raise InputError(f"rules[{n}]: expected (vendor, device, subvendor, subdevice, card)")
+        v, d, sv, sd, card = rule
+        v, d, card = _id(v, f"rules[{n}].vendor"), _id(d, f"rules[{n}].device"), int(card)
+        if not -1 <= card < n_cards:
+            raise InputError(f"rules[{n}].card: {card} is not -1 or a card index below {n_cards}")
+        key = v << 16 | d
+        vendor_lut[v] |= VL_RULES
+        if card >= 0:
+            vendor_lut[v] |= VL_GPU_VENDOR
+        if (sv is None) != (sd is None):
+            raise InputError(f"rules[{n}]: subvendor and subdevice go together")
+        if sv is None:
+            if key in device_rule:
+                raise InputError(f"rules[{n}]: a second rule for {v:04x}:{d:04x}")
+            device_rule[key] = card
+        else:
+            skey = _id(sv, f"rules[{n}].subvendor") << 16 | _id(sd, f"rules[{n}].subdevice")
+            subs = sub_rules.setdefault(key, {})
+            if skey in subs:
+                raise InputError(
+                    f"rules[{n}]: a second rule for {v:04x}:{d:04x} subsystem {sv:04x}:{sd:04x}")
+            subs[skey] = card
+
+    keys = sorted(set(device_rule) | set(sub_rules))
+    n_dev = len(keys)
+    if n_dev > MAX_DEVICES:
+        raise InputError(f"rules: at most {MAX_DEVICES} distinct vendor:device pairs, got {n_dev}")
+    dev_keys = np.array(keys, dtype=np.uint32)
+    dev_card = np.array([device_rule.get(k, -1) for k in keys], dtype=np.int16)
+    sub_offsets = np.zeros(n_dev + 1, dtype=np.int32)
+    skeys: list[int] = []
+    scards: list[int] = []
+    for i, k in enumerate(keys):
+        subs = sub_rules.get(k, {})
+        for sk in sorted(subs):
+            skeys.append(sk)
+            scards.append(subs[sk])
+        sub_offsets[i + 1] = len(skeys)
+    sub_keys = np.array(skeys, dtype=np.uint32)
+    sub_card = np.array(scards, dtype=np.int16)
+
+    # Vendors with rules get a 64 Ki-entry block of per-device entries; block 0
+    # (every other vendor) is all zeros, so the kernel looks up without a branch.
+    # vendor_block: bit 15 = GPU vendor, bits 0-14 = block.  dev_lut entry:
+    # bits 0-14 = 1 + the device-level rule's card (0: none or deny), bit 15 =
+    # subsystem rules exist (the kernel then searches dev_keys, rarely).
+    rule_vendors = sorted({k >> 16 for k in keys})
+    if len(rule_vendors) > 0x7FFE:
+        raise InputError("rules: too many vendors")
+    vendor_block = np.zeros(65536, dtype=np.uint16)
+    dev_lut = np.zeros((1 + len(rule_vendors)) * 65536, dtype=np.uint16)
+    for b, v in enumerate(rule_vendors, start=1):
+        vendor_block[v] = b
+    vendor_block |= ((vendor_lut & VL_GPU_VENDOR) != 0).astype(np.uint16) << 15
+    for i, k in enumerate(keys):
+        has_subs = sub_offsets[i + 1] > sub_offsets[i]
+        entry = (int(dev_card[i]) + 1) | (0x8000 if has_subs else 0)
+        dev_lut[(int(vendor_block[k >> 16]) & 0x7FFF) << 16 | (k & 0xFFFF)] = entry
+    tables = MatchTables(vendor_lut, class_lut, dev_keys, dev_card, sub_offsets, sub_keys,
+                         sub_card, slices, vendor_block, dev_lut)
+    # Read-only from here on: checked once, the tables can be trusted on every call
+    # (see _check_tables) and the compiled core may derive its own layout from them.
+    for a in tables:
+        a.flags.writeable = False
+    return tables
+
+
+# Tables already checked, by identity.  Only tables whose arrays are all
+# read-only are remembered (build_match_tables makes them so): their contents
+# cannot change behind the cache's back, so a policy applied to many small
+# batches is checked once, not once per call.
+_CHECKED: dict[int, MatchTables] = {}
+_CHECKED_MAX = 16
+
+
+def is_frozen(t: MatchTables) -> bool:
+    """Whether every array of ``t`` is read-only and owns its memory."""
+    for a in t:
+        if a.flags.writeable or a.base is not None:
+            return False
+    return True
+
+
+def _check_tables(t) -> MatchTables:
+    """Tables as the kernels expect them; anything else is an InputError, never a crash."""
+    if _CHECKED.get(id(t)) is t:
+        return t
+    if not isinstance(t, MatchTables):
+        raise InputError(f"tables: expected MatchTables, got {type(t).__name__}")
+    _check_tables_full(t)
+    if is_frozen(t):
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.pop(next(iter(_CHECKED)))
+        _CHECKED[id(t)] = t
+    return t
+
+
+def _check_tables_full(t: MatchTables) -> None:
+    want = (("vendor_lut", np.uint8), ("class_lut", np.uint8), ("dev_keys", np.uint32),
+            ("dev_card", np.int16), ("sub_offsets", np.int32), ("sub_keys", np.uint32),
+            ("sub_card", np.int16), ("card_slices", np.uint16), ("vendor_block", np.uint16),
+            ("dev_lut", np.uint16))
+    for name, dtype in want:
+        a = getattr(t, name)
+        if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != 1 or not a.flags.c_contiguous:
+            raise InputError(f"tables.{name}: expected a contiguous 1-D {np.dtype(dtype)} array")
+    n_dev = t.dev_keys.shape[0]
+    lut = t.dev_lut.shape[0]
+    if (t.vendor_lut.shape[0] != 65536 or t.class_lut.shape[0] != 65536
+            or t.vendor_block.shape[0] != 65536
+            or t.dev_card.shape[0] != n_dev or t.sub_offsets.shape[0] != n_dev + 1
+            or t.sub_card.shape[0] != t.sub_keys.shape[0]
+            or lut == 0 or lut % 65536 or int((t.vendor_block & 0x7FFF).max()) >= lut // 65536):
+        raise InputError("tables: inconsistent shapes (build them with build_match_tables)")
+    if n_dev and (int(t.sub_offsets[0]) != 0 or int(t.sub_offsets[-1]) != t.sub_keys.shape[0]
+                  or bool(np.any(np.diff(t.sub_offsets) < 0))):
+        raise InputError("tables.sub_offsets: not a valid CSR index")
+    n_cards = t.card_slices.shape[0]
+    for name in ("dev_card", "sub_card"):
+        a = getattr(t, name)
+        if a.size and (int(a.min()) < -1 or int(a.max()) >= n_cards):
+            raise InputError(f"tables.{name}: card index out of range")
+    if int((t.dev_lut & 0x7FFF).max()) > n_cards:
+        raise InputError("tables.dev_lut: card out of range")
+
+
+class MatchArgs(NamedTuple):
+    """Inputs of ``match_devices`` after checks: contiguous arrays or None, and the length."""
+
+    n: int
+    vendor: np.ndarray
+    device: np.ndarray
+    subvendor: np.ndarray | None
+    subdevice: np.ndarray | None
+    class_code: np.ndarray
+    has_subsystem: np.ndarray | None   # uint8 view of a bool mask
+    flags: np.ndarray | None
+    group: np.ndarray | None           # int64
+    domain: np.ndarray | None          # uint32
+    bus: np.ndarray | None             # uint8
+    slot: np.ndarray | None            # uint8, checked <= 31
+
+
+def _same_length(arr: np.ndarray, n: int, name: str) -> None:
+    if arr.shape[0] != n:
+        raise InputError(f"{name}: length {arr.shape[0]} does not match vendor's length {n}")
+
+
+def prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
+                       has_subsystem, flags, group, domain, bus, slot) -> tuple[MatchTables, MatchArgs]:
+    """Check and convert ``match_devices``' arguments (shared by both cores)."""
+    t = _check_tables(tables)
+    v = contiguous(as_id_array(vendor, "vendor"))
+    n = v.shape[0]
+    d = contiguous(as_id_array(device, "device"))
+    _same_length(d, n, "device")
+    if class_code is None:
+        raise InputError("class_code: required")
+    c = np.asarray(class_code)
+    # uint32 passes straight to the kernel, which range-checks it in the same loop.
+    c = contiguous(c if c.dtype == np.uint32 and c.ndim == 1 else as_id_array(c, "class_code", bits=24))
+    _same_length(c, n, "class_code")
+    if (subvendor is None) != (subdevice is None):
+        raise InputError("subvendor and subdevice: give both or neither")
+    sv = sd = hs = None
+    if subvendor is not None:
+        sv = contiguous(as_id_array(subvendor, "subvendor"))
+        sd = contiguous(as_id_array(subdevice, "subdevice"))
+        _same_length(sv, n, "subvendor")
+        _same_length(sd, n, "subdevice")
+        if has_subsystem is not None:
+            m = np.asarray(has_subsystem)
+            if m.ndim != 1:
+                raise InputError(f"has_subsystem: expected a 1-D array, got shape {m.shape}")
+            if m.dtype != np.bool_:
+                if m.dtype.kind not in "iu" or (m.size and not bool(np.all((m == 0) | (m == 1)))):
+                    raise InputError(f"has_subsystem: expected a boolean mask, got dtype {m.dtype}")
+                m = m.astype(np.bool_)
+            _same_length(m, n, "has_subsystem")
+            hs = contiguous(m).view(np.uint8)
+    elif has_subsystem is not None:
+        raise InputError("has_subsystem: given without subvendor and subdevice")
+    f = None
+    if flags is not None:
+        f = contiguous(as_unsigned(flags, "flags", np.uint32, 0xFFFFFFFF))
+        _same_length(f, n, "flags")
+    g = None
+    if group is not None:
+        g = contiguous(as_int64(group, "group"))
+        _same_length(g, n, "group")
+    addr = (domain, bus, slot)
+    dm = bs = sl = None
+    if any(a is not None for a in addr):
+        if any(a is None for a in addr):
+            raise InputError("domain, bus and slot: give all three or none")
+        dm = contiguous(as_unsigned(domain, "domain", np.uint32, 0xFFFFFFFF))
+        bs = contiguous(as_unsigned(bus, "bus", np.uint8, 0xFF))
+        sl = contiguous(as_unsigned(slot, "slot", np.uint8, 0x1F))
+        if sl.size and int(sl.max()) > 0x1F:
+            at = int(np.argmax(sl))
+            raise InputError(f"slot: value {int(sl[at]):#x} at index {at} exceeds 0x1f")
+        for a, name in ((dm, "domain"), (bs, "bus"), (sl, "slot")):
+            _same_length(a, n, name)
+    return t, MatchArgs(n, v, d, sv, sd, c, hs, f, g, dm, bs, sl)
+
+
+def class_range_error(class_code: np.ndarray, at: int) -> InputError:
+    return InputError(f"class_code: value {int(class_code[at]):#x} at index {at} exceeds 0xffffff")
+
+
+def prepare_rollup_args(status, card, slices, group, n_groups):
+    """Check ``rollup``'s arguments: uint8 status, int16 card, uint16 slices, int64 group."""
+    st = contiguous(as_unsigned(status, "status", np.uint8, 0xFF))
+    n = st.shape[0]
+    cd = np.asarray(card)
+    if cd.ndim == 1 and cd.size == 0:
+        cd = cd.astype(np.int16)  # [] arrives as float64
+    if cd.ndim != 1 or cd.dtype.kind not in "iu":
+        raise InputError(f"card: expected a 1-D integer array, got {cd.dtype} of shape {cd.shape}")
+    if cd.dtype != np.int16:
+        if cd.size and (int(cd.min()) < -1 or int(cd.max()) > MAX_CARDS):
+            raise InputError(f"card: values must lie in [-1, {MAX_CARDS}]")
+        cd = cd.astype(np.int16)
+    cd = contiguous(cd)
+    _same_length(cd, n, "card")
+    sc = contiguous(as_unsigned(slices, "slices", np.uint16, 0xFFFF))
+    _same_length(sc, n, "slices")
+    n_groups = int(n_groups)
+    if n_groups < 0:
+        raise InputError(f"n_groups: {n_groups} is negative")
+    g = None
+    if group is not None:
+        g = contiguous(as_int64(group, "group"))
+        _same_length(g, n, "group")
+    elif n and n_groups < 1:
+        raise InputError("n_groups: must be at least 1 without a group array")
+    return n, st, cd, sc, g, n_groups
+
+
+def group_range_error(group: np.ndarray, at: int, n_groups: int) -> InputError:
+    return InputError(f"group: value {int(group[at])} at index {at} is outside [0, {n_groups})")
+
+
+def status_range_error(status: np.ndarray, at: int) -> InputError:
+    return InputError(f"status: value {int(status[at])} at index {at} is not a status code")

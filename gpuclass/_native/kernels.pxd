@@ -1,0 +1,125 @@
+# Cython declarations of the C in gpuclass/_native/include/*.h, cimported by the
+# kernels that gpuclass/_core.pyx includes.  Codes come from gpuclass_codes.h, which
+# tests/native/test_codes.py checks against gpuclass.constants and the contracts.
+
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+
+
+cdef extern from "gpuclass_common.h":
+    const signed char* gpuclass_hex
+    void GPUCLASS_PREFETCH(const void* p) noexcept nogil
+
+
+cdef extern from "gpuclass_codes.h":
+    enum:
+        ST_NOT_GPU "GPUCLASS_ST_NOT_GPU"
+        ST_SUPPORTED "GPUCLASS_ST_SUPPORTED"
+        ST_UNSUPPORTED "GPUCLASS_ST_UNSUPPORTED"
+        ST_COMPANION "GPUCLASS_ST_COMPANION"
+        ST_VIRTUAL_FUNCTION "GPUCLASS_ST_VIRTUAL_FUNCTION"
+        ST_INVALID "GPUCLASS_ST_INVALID"
+        FLAG_VF "GPUCLASS_FLAG_VF"
+        FLAG_PF "GPUCLASS_FLAG_PF"
+        FLAG_BOOT_VGA "GPUCLASS_FLAG_BOOT_VGA"
+        FLAG_INVALID "GPUCLASS_FLAG_INVALID"
+        ROLLUP_COLUMNS "GPUCLASS_ROLLUP_COLUMNS"
+        CL_GPU "GPUCLASS_CL_GPU"
+        CL_COMPANION "GPUCLASS_CL_COMPANION"
+        E_BAD_HEX "GPUCLASS_E_BAD_HEX"
+        E_WIDTH "GPUCLASS_E_WIDTH"
+        E_NO_NAME "GPUCLASS_E_NO_NAME"
+        E_TABS "GPUCLASS_E_TABS"
+        E_DEVICE_FIRST "GPUCLASS_E_DEVICE_FIRST"
+        E_SUBSYS_FIRST "GPUCLASS_E_SUBSYS_FIRST"
+        E_PROGIF_OUTSIDE "GPUCLASS_E_PROGIF_OUTSIDE"
+        E_UTF8 "GPUCLASS_E_UTF8"
+        E_TOO_LONG "GPUCLASS_E_TOO_LONG"
+        E_NUL "GPUCLASS_E_NUL"
+        E_GENSUB_VENDOR "GPUCLASS_E_GENSUB_VENDOR"
+        E_GENSUB_HEADER "GPUCLASS_E_GENSUB_HEADER"
+        E_GENSUB_NEST "GPUCLASS_E_GENSUB_NEST"
+        E_IN_SKIPPED "GPUCLASS_E_IN_SKIPPED"
+        F_NONE "GPUCLASS_F_NONE"
+        F_VENDOR "GPUCLASS_F_VENDOR"
+        F_DEVICE "GPUCLASS_F_DEVICE"
+        F_SUBVENDOR "GPUCLASS_F_SUBVENDOR"
+        F_SUBDEVICE "GPUCLASS_F_SUBDEVICE"
+        F_GSVENDOR "GPUCLASS_F_GSVENDOR"
+        F_GSDEVICE "GPUCLASS_F_GSDEVICE"
+        F_CLASS "GPUCLASS_F_CLASS"
+        F_SUBCLASS "GPUCLASS_F_SUBCLASS"
+        F_PROGIF "GPUCLASS_F_PROGIF"
+        K_VENDOR "GPUCLASS_K_VENDOR"
+        K_DEVICE "GPUCLASS_K_DEVICE"
+        K_SUBSYS "GPUCLASS_K_SUBSYS"
+        K_GENSUB "GPUCLASS_K_GENSUB"
+        K_CLASS "GPUCLASS_K_CLASS"
+        K_SUBCLASS "GPUCLASS_K_SUBCLASS"
+        K_PROGIF "GPUCLASS_K_PROGIF"
+        MAX_LINE "GPUCLASS_MAX_LINE"
+        SV_N "GPUCLASS_SV_N"
+
+
+cdef extern from "gpuclass_pciids.h":
+    Py_ssize_t gpuclass_line_end(const uint8_t* s, Py_ssize_t n, int* high) noexcept nogil
+
+
+cdef extern from "gpuclass_keyindex.h":
+    ctypedef struct Slot32 "gpuclass_slot32":
+        uint32_t key
+        int32_t pos
+    int32_t gpuclass_probe32(const Slot32* t, uint64_t mask, uint64_t h, uint32_t k) noexcept nogil
+    uint32_t mix32 "gpuclass_mix32"(uint32_t k, int shift32) noexcept nogil
+
+
+cdef extern from "gpuclass_match.h":
+    ctypedef struct MatchCtx "gpuclass_match_ctx":
+        const uint8_t* layout
+        int n_keys
+        uint16_t keys[8]
+        const uint32_t* dev_keys
+        Py_ssize_t n_dev
+        const int32_t* sub_offsets
+        const uint32_t* sub_keys
+        const int16_t* sub_card
+    ctypedef struct MatchIO "gpuclass_match_io":
+        Py_ssize_t n
+        const uint16_t* vendor
+        const uint16_t* device
+        const uint16_t* subvendor
+        const uint16_t* subdevice
+        const uint8_t* has_sub
+        const uint32_t* class_code
+        const uint32_t* flags
+        uint8_t* status
+        int16_t* card
+        uint16_t* slices
+    Py_ssize_t gpuclass_match(const MatchCtx* t, const MatchIO* io, int sub_rules,
+                              int slots) noexcept nogil
+    void gpuclass_match_init() noexcept nogil
+    Py_ssize_t gpuclass_rollup(Py_ssize_t n, const uint8_t* status, const int16_t* card,
+                               const uint16_t* slices, const int64_t* group, int64_t n_groups,
+                               int64_t* out, int* what) noexcept nogil
+    enum:
+        L_VB "GPUCLASS_L_VB"
+        L_CLASS "GPUCLASS_L_CLASS"
+        L_OUT_G "GPUCLASS_L_OUT_G"
+        L_OUT_S "GPUCLASS_L_OUT_S"
+        L_FB "GPUCLASS_L_FB"
+        L_SL "GPUCLASS_L_SL"
+        L_DEV "GPUCLASS_L_DEV"
+
+
+cdef extern from "gpuclass_sysfs.h":
+    ctypedef struct SysDev "gpuclass_sysdev":
+        int64_t v[12]
+        int dir_code
+        int code[3]
+        int raw_len[3]
+        char raw[3][64]
+        Py_ssize_t driver_len
+        char driver[256]
+    void gpuclass_read_devices(int dir_fd, int root_fd, const char** rel, const char** name,
+                               const char** where, const char* root, size_t rlen, SysDev* devs,
+                               Py_ssize_t n, int threads) noexcept nogil
+    int GPUCLASS_SYSFS_C

@@ -1,0 +1,301 @@
+# The allowlist matcher and the rollup, included into gpuclass/_core.pyx (twin:
+# match_py.py; contract: contract/match.py, whose checks both entry points call, so
+# both reject the same inputs with the same errors).
+#
+# The def entry points check and convert their arguments through the contract,
+# allocate the outputs, and run the C kernels of include/gpuclass_match.h with the
+# GIL released.  Contiguous uint16/uint32 inputs reach the kernels without a copy.
+#
+# The per-row kernel is plain C.  Each variant is its own non-inlined function,
+# so the compiler keeps the pointers in registers instead of spilling them
+# around the Python wrapper's state, and the specializations (subsystem rules
+# or not, a subsystem mask or not, flags or not, addresses or not) drop the work
+# a call does not need.  All lookup tables live in one block ("layout" below,
+# derived once per MatchTables), so one base register reaches every table at a
+# constant offset.
+
+from gpuclass._native.contract import match as _MS
+
+
+cdef enum:
+    # Bits of the outcome index: the class and vendor LUT bits, then the row's facts.
+    OI_CLASS = 0      # 2 bits: CL_GPU, CL_COMPANION
+    OI_GPU_VENDOR = 2
+    OI_HIT = 3
+    OI_VF = 4
+    OI_INVALID = 5
+    KEEP_CARD = 0x80  # outcome bit: the status carries the matched card
+
+
+def _outcome_table(bint guess_companions):
+    """Status (plus KEEP_CARD) for each combination of the facts that decide it.
+
+    The kernel indexes this table instead of branching, so a mix of devices in
+    random order costs the same as a sorted one.
+    """
+    out = np.zeros(64, dtype=np.uint8)
+    cdef int idx, cl, gv, hit, vf, inv, st
+    for idx in range(64):
+        cl = idx & 3
+        gv = (idx >> OI_GPU_VENDOR) & 1
+        hit = (idx >> OI_HIT) & 1
+        vf = (idx >> OI_VF) & 1
+        inv = (idx >> OI_INVALID) & 1
+        if inv:
+            st = ST_INVALID
+        elif cl & CL_GPU:
+            st = (ST_VIRTUAL_FUNCTION | KEEP_CARD) if vf else (ST_SUPPORTED | KEEP_CARD) if hit else (
+                ST_UNSUPPORTED if gv else ST_NOT_GPU)
+        elif guess_companions and (cl & CL_COMPANION) and gv and not vf:
+            # No addresses: an audio/USB/UCSI function of a GPU vendor is taken for
+            # a GPU card's companion, without knowing which card.
+            st = ST_COMPANION
+        else:
+            st = ST_NOT_GPU
+        out[idx] = st
+    out.flags.writeable = False
+    return out
+
+
+def _layout(t):
+    """The kernel's lookup block for MatchTables ``t`` (see the L_* offsets above).
+
+    Derived from the checked tables; it holds the same facts rearranged so that
+    a device costs two dependent loads and no branch.
+    """
+    n_cards = t.card_slices.shape[0]
+    # One block per (block of dev_lut, GPU-vendor bit) that some vendor uses: the
+    # entry carries the vendor's GPU bit, so the kernel needs no second lookup.
+    pair = (t.vendor_block & 0x7FFF).astype(np.int64) * 2 + (t.vendor_block >> 15)
+    used, new_block = np.unique(pair, return_inverse=True)
+    blocks = used.shape[0]
+    out = np.zeros(L_DEV + 8 * 65536 * blocks, dtype=np.uint8)
+    vb = out[L_VB:L_CLASS].view(np.uint32)
+    vb[:] = new_block.astype(np.uint32) << 16
+    out[L_CLASS:L_CLASS + 65536] = t.class_lut & 3
+    for guess, off in ((True, L_OUT_G), (False, L_OUT_S)):
+        o = _outcome_table(guess)
+        st = (o & 0x7F).astype(np.uint64)
+        cm = np.where(o & KEEP_CARD, 0, 0xFFFF).astype(np.uint64)
+        sm = np.where(st == ST_SUPPORTED, 0xFFFF, 0).astype(np.uint64)
+        out[off:off + 512].view(np.uint64)[:] = st | (cm << np.uint64(16)) | (sm << np.uint64(32))
+    f = np.arange(16)
+    out[L_FB:L_FB + 16] = (((f & FLAG_VF) != 0) << OI_VF) | (((f & FLAG_INVALID) != 0) << OI_INVALID)
+    sl = out[L_SL:L_SL + 65536].view(np.uint16)
+    sl[1:1 + n_cards] = t.card_slices
+    dev = out[L_DEV:].view(np.uint64).reshape(blocks, 65536)
+    for nb, p in enumerate(used.tolist()):
+        ob, g = p >> 1, p & 1
+        e = t.dev_lut[ob * 65536:(ob + 1) * 65536].astype(np.uint64)
+        k = e & np.uint64(0x7FFF)
+        card = (k.astype(np.int64) - 1).astype(np.uint16).astype(np.uint64)  # -1: none
+        dev[nb] = ((sl[k].astype(np.uint64) << np.uint64(32)) | (card << np.uint64(16))
+                   | ((k != 0).astype(np.uint64) << np.uint64(3))
+                   | ((e >> np.uint64(15)) << np.uint64(4)) | np.uint64(g << 2))
+    out.flags.writeable = False
+    return out
+
+
+# The last few tables' layouts, by identity (only for frozen tables, whose
+# contents cannot change; see _matchspec._check_tables).
+_LAYOUTS = {}
+
+
+cdef object layout_for(object t):
+    """(layout, classes to look up without addresses, classes to look up with them)."""
+    hit = _LAYOUTS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
+           np.flatnonzero(t.class_lut & 1).tolist())
+    if _MS.is_frozen(t):
+        if len(_LAYOUTS) >= 8:
+            _LAYOUTS.pop(next(iter(_LAYOUTS)))
+        _LAYOUTS[id(t)] = (t, lay)
+    return lay
+
+
+gpuclass_match_init()
+
+
+cdef inline const void* data_or_null(object arr):
+    # Arrays handed here are contiguous (checked in _matchspec); an empty one has no data.
+    if arr is None or cnp.PyArray_SIZE(<cnp.ndarray> arr) == 0:
+        return NULL
+    return <const void*> cnp.PyArray_DATA(<cnp.ndarray> arr)
+
+
+cdef Py_ssize_t count_gpus(Py_ssize_t n, const uint8_t* status) noexcept nogil:
+    cdef Py_ssize_t i, k = 0
+    for i in range(n):
+        k += (status[i] == ST_SUPPORTED) | (status[i] == ST_UNSUPPORTED)
+    return k
+
+
+cdef struct SlotEntry:
+    int64_t group
+    uint64_t addr
+    int32_t card
+    int32_t used
+
+
+cdef inline uint64_t slot_hash(int64_t g, uint64_t addr, int shift) noexcept nogil:
+    return ((addr ^ (<uint64_t> g * <uint64_t> 0xC2B2AE3D27D4EB4FULL))
+            * <uint64_t> 0x9E3779B97F4A7C15ULL) >> shift
+
+
+cdef int link_companions(Py_ssize_t n, Py_ssize_t n_gpu, const int64_t* group,
+                         const uint32_t* domain, const uint8_t* bus, const uint8_t* slot,
+                         const uint32_t* flags, uint8_t* status, int16_t* card) noexcept nogil:
+    """Mark the functions that share (group, domain, bus, slot) with a GPU; -1 when out of memory.
+
+    The first GPU function of a slot (in row order) gives the slot its card.
+    """
+    cdef int bits = 3
+    while (<Py_ssize_t> 1 << bits) < 2 * n_gpu:
+        bits += 1
+    cdef uint64_t size = <uint64_t> 1 << bits
+    cdef uint64_t mask = size - 1, h, addr
+    cdef int shift = 64 - bits
+    cdef SlotEntry* table = <SlotEntry*> calloc(size, sizeof(SlotEntry))
+    if table == NULL:
+        return -1
+    cdef Py_ssize_t i
+    cdef int64_t g = 0
+    cdef uint8_t st
+    for i in range(n):
+        st = status[i]
+        if st != ST_SUPPORTED and st != ST_UNSUPPORTED:
+            continue
+        addr = (<uint64_t> domain[i] << 13) | (<uint64_t> bus[i] << 5) | slot[i]
+        if group != NULL:
+            g = group[i]
+        h = slot_hash(g, addr, shift)
+        while table[h].used and not (table[h].group == g and table[h].addr == addr):
+            h = (h + 1) & mask
+        if not table[h].used:
+            table[h].used = 1
+            table[h].group = g
+            table[h].addr = addr
+            table[h].card = card[i]
+    for i in range(n):
+        if status[i] != ST_NOT_GPU or (flags != NULL and (flags[i] & FLAG_VF)):
+            continue
+        addr = (<uint64_t> domain[i] << 13) | (<uint64_t> bus[i] << 5) | slot[i]
+        if group != NULL:
+            g = group[i]
+        h = slot_hash(g, addr, shift)
+        while table[h].used:
+            if table[h].group == g and table[h].addr == addr:
+                status[i] = ST_COMPANION
+                card[i] = <int16_t> table[h].card
+                break
+            h = (h + 1) & mask
+    free(table)
+    return 0
+
+
+def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
+                  has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None):
+    """Status, card index and slices of each device under compiled policy ``tables``.
+
+    Returns ``(status uint8, card int16, slices uint16)``.  ``subvendor`` and
+    ``subdevice`` may be None (no subsystem IDs); ``has_subsystem`` masks rows
+    whose subsystem is unknown.  With ``domain``/``bus``/``slot`` (and
+    ``group`` when the rows span several machines) a function sharing a GPU's
+    slot is that card's companion; without them, audio/USB/UCSI functions of a
+    GPU vendor are.
+    """
+    t, a = _MS.prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
+                                  has_subsystem, flags, group, domain, bus, slot)
+    cdef Py_ssize_t n = a.n
+    status = np.empty(n, dtype=np.uint8)
+    card = np.empty(n, dtype=np.int16)
+    slices = np.empty(n, dtype=np.uint16)
+    if n == 0:
+        return status, card, slices
+    cdef bint have_slots = a.domain is not None
+    lay, guess_keys, slot_keys = layout_for(t)
+    cdef MatchCtx ctx
+    ctx.layout = <const uint8_t*> data_or_null(lay)
+    # The classes whose rows need the lookups (the kernel screens the others out
+    # eight rows at a time); more than eight: every row is looked up.
+    keys = slot_keys if have_slots else guess_keys
+    ctx.n_keys = len(keys) if len(keys) <= 8 else -1
+    cdef int j
+    for j in range(min(len(keys), 8)):
+        ctx.keys[j] = keys[j]
+    ctx.dev_keys = <const uint32_t*> data_or_null(t.dev_keys)
+    ctx.n_dev = t.dev_keys.shape[0]
+    ctx.sub_offsets = <const int32_t*> data_or_null(t.sub_offsets)
+    ctx.sub_keys = <const uint32_t*> data_or_null(t.sub_keys)
+    ctx.sub_card = <const int16_t*> data_or_null(t.sub_card)
+    cdef int sub_rules = t.sub_keys.shape[0] > 0
+    cdef MatchIO io
+    io.n = n
+    io.vendor = <const uint16_t*> data_or_null(a.vendor)
+    io.device = <const uint16_t*> data_or_null(a.device)
+    io.subvendor = <const uint16_t*> data_or_null(a.subvendor)
+    io.subdevice = <const uint16_t*> data_or_null(a.subdevice)
+    io.has_sub = <const uint8_t*> data_or_null(a.has_subsystem)
+    io.class_code = <const uint32_t*> data_or_null(a.class_code)
+    io.flags = <const uint32_t*> data_or_null(a.flags)
+    io.status = <uint8_t*> data_or_null(status)
+    io.card = <int16_t*> data_or_null(card)
+    io.slices = <uint16_t*> data_or_null(slices)
+    cdef const int64_t* p_group = NULL
+    cdef const uint32_t* p_domain = NULL
+    cdef const uint8_t* p_bus = NULL
+    cdef const uint8_t* p_slot = NULL
+    if have_slots:
+        p_group = <const int64_t*> data_or_null(a.group)
+        p_domain = <const uint32_t*> data_or_null(a.domain)
+        p_bus = <const uint8_t*> data_or_null(a.bus)
+        p_slot = <const uint8_t*> data_or_null(a.slot)
+    cdef Py_ssize_t bad, n_gpu = 0
+    cdef int rc = 0
+    with nogil:
+        bad = gpuclass_match(&ctx, &io, sub_rules, have_slots)
+        if bad < 0 and have_slots:
+            n_gpu = count_gpus(n, io.status)
+        if n_gpu > 0:
+            rc = link_companions(n, n_gpu, p_group, p_domain, p_bus, p_slot, io.flags,
+                                 io.status, io.card)
+    if bad >= 0:
+        raise _MS.class_range_error(a.class_code, bad)
+    if rc != 0:
+        raise MemoryError("match_devices: no memory for the slot table")
+    return status, card, slices
+
+
+
+
+def rollup(status, card, slices, group=None, n_groups=1):
+    """Per-group totals of a classification as an ``(n_groups, 8)`` int64 matrix.
+
+    Columns (``gpuclass._matchspec.R_*``): supported cards, slices, unsupported
+    GPUs, companion functions, virtual functions, invalid records, the first
+    supported card's index (-1: none) and the mixed-node bits.  Without
+    ``group`` every row belongs to group 0.
+    """
+    n_, st, cd, sc, g, ng = _MS.prepare_rollup_args(status, card, slices, group, n_groups)
+    cdef Py_ssize_t n = n_
+    cdef int64_t c_ng = ng
+    # The kernel writes every row (zeros, and -1 for the model): no np.zeros pass.
+    out = np.empty((ng, ROLLUP_COLUMNS), dtype=np.int64)
+    if ng == 0 and n == 0:
+        return out
+    cdef const uint8_t* p_status = <const uint8_t*> data_or_null(st)
+    cdef const int16_t* p_card = <const int16_t*> data_or_null(cd)
+    cdef const uint16_t* p_slices = <const uint16_t*> data_or_null(sc)
+    cdef const int64_t* p_group = <const int64_t*> data_or_null(g)
+    cdef int64_t* p_out = <int64_t*> data_or_null(out)
+    cdef int what = 0
+    cdef Py_ssize_t bad
+    with nogil:
+        bad = gpuclass_rollup(n, p_status, p_card, p_slices, p_group, c_ng, p_out, &what)
+    if bad >= 0:
+        if what == 0:
+            raise _MS.status_range_error(st, bad)
+        raise _MS.group_range_error(g, bad, ng)
+    return out

@@ -1,0 +1,67 @@
+"""Collected lspci dumps: one report per server (a file of a directory or an archive).
+
+>>> dump = ('0000:01:00.0 "VGA compatible controller [0300]" "NVIDIA Corporation [10de]" '
+...         '"AD102GL [RTX 6000 Ada Generation] [26b1]" -ra1 -p00 "NVIDIA Corporation [10de]" "Device [16a1]"\\n')
+>>> [(r.server, r.slices) for r in audit_lspci_dumps([("gex130", dump)])]
+[('gex130', 4)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..classify import classify_table
+from ..constants import SUPPORTED, UNSUPPORTED
+from ..errors import SourceError
+from ..pcinames import unsupported_label
+from ..policy.compile import compile_policy
+from ..sources.lspci import parse_lspci
+from .report import ServerReport, card_entries, finish, unsupported_entries
+
+__all__ = ["audit_lspci_dumps"]
+
+
+def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, policy: Any = None,
+                      source: str = "lspci") -> Iterator[ServerReport]:
+    """One report per ``(server, lspci text)``; an exception in place of the text flags the row."""
+    compiled = compile_policy(policy)
+    db = None
+    for row, (server, text) in enumerate(dumps, 1):
+        r = ServerReport(row, source, server)
+        if isinstance(text, Exception):
+            r.problems.append(f"cannot read: {text}")
+            yield finish(r)
+            continue
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        if not text.strip():
+            r.problems.append("empty lspci dump")
+            yield finish(r)
+            continue
+        try:
+            table = parse_lspci(text, source=f"{source}:{server}")
+        except SourceError as exc:
+            r.problems.append(f"not an lspci dump: {exc.reason}")
+            yield finish(r)
+            continue
+        res = classify_table(table, compiled)
+        addresses = table.addresses()
+        supported = np.flatnonzero(res.status == SUPPORTED).tolist()
+        evidence = {ci: ", ".join(f"{addresses[i]} {int(table.vendor[i]):04x}:{int(table.device[i]):04x}"
+                                  for i in supported if res.card[i] == ci)
+                    for ci in {int(res.card[i]) for i in supported}}
+        r.cards = card_entries(compiled, res.summary().card_counts(0), "id", evidence)
+        unsupported: dict[str, int] = {}
+        for i in np.flatnonzero(res.status == UNSUPPORTED).tolist():
+            if db is None:
+                from ..db import default_database
+                db = default_database()
+            label = unsupported_label(db, int(table.vendor[i]), int(table.device[i]))
+            unsupported[label] = unsupported.get(label, 0) + 1
+        unsupported_entries(r, unsupported)
+        for i in np.flatnonzero(table.invalid_mask()).tolist():
+            r.problems.append(f"unreadable line: {table.problems[i]}")
+        yield finish(r)

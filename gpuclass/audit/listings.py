@@ -1,0 +1,175 @@
+"""Listings: auction-like records with free text, one report per record.
+
+Cards come from the description (the information lines count only when it names
+none); a ``GPU`` special with no recognisable card is a problem.  Text is matched
+by :mod:`gpuclass.textmatch`; cards are counted through the compiled rollup, like
+every auditor's.
+
+>>> feed = [{"id": 1, "description": ["Intel Core i7-6700", "GPU - Nvidia GeForce GTX 1080"],
+...          "specials": ["GPU"]},
+...         {"id": 2, "description": ["Quadro RTX 6000"], "specials": ["GPU"]}]
+>>> [(r.server, r.gpu_capable, r.slices, r.reason) for r in audit_records(feed)]
+[('1', True, 4, '1x GeForce GTX 1080: 4 slices'), ('2', False, 0, 'unsupported GPU only: 1x Quadro RTX 6000 (10de:1e30)')]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..classify import summarize
+from ..constants import SUPPORTED
+from ..textmatch.matcher import AMBIGUOUS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
+from .report import PASSTHROUGH, ServerReport, card_entries, finish, unsupported_entries
+
+__all__ = ["TextAuditor", "audit_records", "audit_texts"]
+
+_BATCH = 4096  # records matched per automaton pass
+
+
+def _lines(value: Any, what: str, problems: list[str]) -> list[str]:
+    """A record's list of text lines; anything else is reported, never guessed at."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        problems.append(f"{what} is {type(value).__name__}, expected a list of text")
+        return []
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            problems.append(f"{what}[{i}] is {type(item).__name__}, expected text")
+    return out
+
+
+class TextAuditor:
+    """Reports for auction-like records, matched in batches (one automaton pass each)."""
+
+    def __init__(self, policy: Any = None, matcher: Any = None) -> None:
+        from ..textmatch import TextMatcher, default_matcher
+
+        if matcher is None:
+            matcher = default_matcher() if policy is None else TextMatcher(policy)
+        self.matcher = matcher
+        self.compiled = matcher.compiled
+        self.slices = np.array([c["slices"] for c in self.compiled.cards], dtype=np.uint16)
+
+    def reports(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ServerReport]:
+        """``items``: ``(row, source, record, error)``; a non-None error flags the row."""
+        it = iter(items)
+        while True:
+            batch = list(itertools.islice(it, _BATCH))
+            if not batch:
+                return
+            yield from self._batch(batch)
+
+    def _batch(self, batch: list[tuple[int, str, Any, str | None]]) -> list[ServerReport]:
+        prepared = []
+        texts: list[str] = []
+        for row, source, rec, error in batch:
+            problems: list[str] = []
+            r = ServerReport(row, source, None, problems=problems)
+            desc: list[str] = []
+            info: list[str] = []
+            gpu_special = False
+            if error is not None:
+                problems.append(error)
+            elif not isinstance(rec, dict):
+                problems.append(f"malformed record: {type(rec).__name__}, expected an object")
+            else:
+                sid = rec.get("id", rec.get("server"))
+                if sid is None or sid == "":
+                    problems.append("record has no id")
+                else:
+                    r.server = str(sid)
+                desc = _lines(rec.get("description"), "description", problems)
+                info = _lines(rec.get("information"), "information", problems)
+                specials = _lines(rec.get("specials"), "specials", problems)
+                gpu_special = any(s.strip().lower() == "gpu" for s in specials)
+                r.extra = {k: rec[k] for k in PASSTHROUGH if k in rec}
+            prepared.append((r, len(texts), len(desc), len(info), gpu_special))
+            texts.extend(desc)
+            texts.extend(info)
+        matches = self.matcher.find_many(texts)
+        per_text: dict[int, list[int]] = {}
+        for j, rec_i in enumerate(matches.record.tolist()):
+            per_text.setdefault(rec_i, []).append(j)
+        all_hits = []
+        for r, first, n_desc, n_info, gpu_special in prepared:
+            # Cards come from the description; the notes count only when it names none
+            # (a listing often repeats the card there).
+            hits = [j for i in range(first, first + n_desc) for j in per_text.get(i, ())]
+            if not hits:
+                hits = [j for i in range(first + n_desc, first + n_desc + n_info)
+                        for j in per_text.get(i, ())]
+            all_hits.append(hits)
+        reports = [p[0] for p in prepared]
+        self._fill(reports, matches, all_hits, [p[4] for p in prepared])
+        return [finish(r) for r in reports]
+
+    def _fill(self, reports: list[ServerReport], matches: Any, hits: list[list[int]],
+              specials: list[bool]) -> None:
+        """Cards through the rollup (one row per card named), the rest from the mentions."""
+        kinds = matches.kind
+        rows = [(i, j) for i, hs in enumerate(hits) for j in hs if kinds[j] == SUPPORTED_TEXT]
+        group = np.array([i for i, _ in rows], dtype=np.int64)
+        card = matches.card[[j for _, j in rows]].astype(np.int16)
+        count = matches.count[[j for _, j in rows]].astype(np.int64)
+        group, card = np.repeat(group, count), np.repeat(card, count)
+        roll = summarize(status=np.full(len(card), SUPPORTED, dtype=np.uint8), card=card,
+                         slices=self.slices[card], group=group, n_groups=len(reports),
+                         policy=self.compiled)
+        for i, (r, hs, gpu_special) in enumerate(zip(reports, hits, specials)):
+            evidence: dict[int, list[str]] = {}
+            unsupported: dict[str, int] = {}
+            for j in hs:
+                kind = int(kinds[j])
+                m = matches.mention(j)
+                if kind == SUPPORTED_TEXT:
+                    seen = evidence.setdefault(int(matches.card[j]), [])
+                    if m.text not in seen:
+                        seen.append(m.text)
+                elif kind == UNSUPPORTED_TEXT:
+                    label = m.name + (f" ({m.device_id})" if m.device_id else "")
+                    unsupported[label] = unsupported.get(label, 0) + m.count
+                elif kind == AMBIGUOUS_TEXT:
+                    r.problems.append(f"{m.text!r} does not say which card: {m.name}")
+            r.cards = card_entries(self.compiled, roll.card_counts(i), "text",
+                                   {c: "; ".join(t) for c, t in evidence.items()})
+            unsupported_entries(r, unsupported)
+            if gpu_special and not hs:
+                r.problems.append("specials list GPU but no card name is recognisable")
+
+
+def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "records",
+                  matcher: Any = None) -> Iterator[ServerReport]:
+    """One report per auction-like record (a dict with ``id``, ``description`` ...).
+
+    >>> [r.problems for r in audit_records([{"id": 7, "description": "RTX 6000"}, "oops"])]
+    [["'rtx 6000' does not say which card: RTX 6000 (could be RTX 6000 Ada Generation or another card)"], ['malformed record: str, expected an object']]
+    """
+    auditor = TextAuditor(policy, matcher)
+    items = ((i, source, rec, None) for i, rec in enumerate(records, 1))
+    return auditor.reports(items)
+
+
+def audit_texts(texts: Iterable[tuple[Any, Any]], *, policy: Any = None, source: str = "texts",
+                matcher: Any = None) -> Iterator[ServerReport]:
+    """One report per ``(server, text)`` pair (a text column of a table).
+
+    >>> next(audit_texts([("gex44", "Nvidia RTX 4000 SFF Ada Generation")])).cards[0]["card"]
+    'rtx-4000-sff-ada'
+    """
+    def records():
+        for server, text in texts:
+            rec: dict[str, Any] = {"id": server}
+            if text is not None and not (isinstance(text, float) and text != text):  # NaN cell
+                rec["description"] = text if isinstance(text, (list, str)) else str(text)
+            yield rec
+    return audit_records(records(), policy=policy, source=source, matcher=matcher)

@@ -1,0 +1,7 @@
+"""``python -m gpuclass.cli``: the ``gpuclass`` command (as ``python -m gpuclass``)."""
+
+import sys
+
+from gpuclass.cli import main
+
+sys.exit(main())

@@ -1,0 +1,68 @@
+"""``gpuclass diagnose NODE.yaml``: why GPU pods do not schedule on a node.
+
+Reads the Node object (``kubectl get node NAME -o yaml``; a ``List`` of nodes
+too) and, with ``--root`` or ``--report``, this machine's hardware to compare.
+
+Exit codes: 0 nothing wrong found, 1 a problem found (each with its action),
+2 usage error, 3 a file or the machine cannot be read.
+"""
+
+from __future__ import annotations
+
+import sys
+from .options import emit_json, hardware_report
+
+
+EXAMPLES = """examples:
+  kubectl get node worker-1 -o yaml > node.yaml && gpuclass diagnose node.yaml
+  kubectl get node worker-1 -o yaml | gpuclass diagnose - --root /      (on the node itself)
+  gpuclass diagnose node.yaml --report report.json --format json
+  kubectl get nodes -o yaml | gpuclass diagnose -                        every node
+"""
+
+
+NAME = "diagnose"
+HELP = 'why GPU pods do not schedule on a node'
+DESCRIPTION = ("Diagnose 'GPU not scheduling' from a Node object: missing or unhealthy device plugin, no "
+               "supported card, a card without its label, a misconfigured time-slicing capacity.")
+OPTIONS = ('root|report', 'policy', 'format')
+OPTION_HELP = {'root': "also read this machine's hardware at DIR (run on the node itself)"}
+
+
+def arguments(p) -> None:
+    p.add_argument("node", metavar="NODE.yaml", help="the Node object (YAML or JSON); - for stdin")
+
+
+def run(args) -> int:
+    from ..k8s.objects import read_documents
+    from ..k8s.diagnose import diagnose
+    from ..errors import InputError, ManifestError
+    
+
+    docs, source = read_documents(args.node)
+    if not docs:
+        raise ManifestError("", "no Node object found", source)
+    report = None
+    if args.root is not None or args.report is not None:
+        if len(docs) > 1:
+            raise InputError(f"{source} holds {len(docs)} nodes: --root/--report describe one machine")
+        report = hardware_report(args)
+    results = [diagnose(doc, report, source=source) for doc in docs]
+    ok = all(d.ok for d in results)
+    if args.format == "json":
+        out = [d.model_dump(mode="json") | {"ok": d.ok} for d in results]
+        emit_json(out[0] if len(out) == 1 else out)
+        return 0 if ok else 1
+    lines = []
+    for d in results:
+        cap = "-" if d.capacity is None else str(d.capacity)
+        alloc = "-" if d.allocatable is None else str(d.allocatable)
+        exp = "unknown" if d.expected is None else str(d.expected)
+        lines.append(f"node {d.node or '-'}: label {'set' if d.labeled else 'absent'}, "
+                     f"nvidia.com/gpu capacity {cap}, allocatable {alloc}, expected {exp}")
+        for f in d.findings:
+            lines.append(f"  {f.severity}: [{f.code}] {f.message}")
+            if f.action:
+                lines.append(f"    action: {f.action}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0 if ok else 1

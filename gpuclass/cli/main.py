@@ -1,0 +1,103 @@
+"""The ``gpuclass`` command.
+
+Each subcommand lives in ``gpuclass.cli.<name>`` and is imported only when
+it runs.  Errors reach the user as one line on stderr and a non-zero exit code,
+never a traceback:
+
+- 0: success
+- 1: the command ran and found a problem (unknown ID, failed validation, ...)
+- 2: usage error (bad arguments, a malformed ID)
+- 3: input or environment error (unreadable file, malformed database, bad root)
+
+>>> main(["lookup", "10de:27b0", "--format", "json"])  # doctest: +ELLIPSIS
+{...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from ..errors import GpuclassError, InputError
+
+EXIT_OK, EXIT_FOUND_PROBLEM, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
+
+EPILOG = """examples:
+  gpuclass scan                          classify this machine's GPUs: cards, slices
+  gpuclass plan                          what the provisioner installs here, and why
+  gpuclass labels --patch --node NAME    the node's GPU label as a merge patch
+  gpuclass labels --configmap            the device plugin's time-slicing ConfigMap
+  gpuclass validate-pod pod.yaml         one nvidia.com/gpu per container at most
+  gpuclass diagnose node.yaml            why GPU pods do not schedule on a node
+  gpuclass lookup 10de:27b0              names of a vendor:device
+  gpuclass lookup 10de:1e30:10de:12ba    ... and of a subsystem
+  gpuclass db info --format json         which pci.ids is in use
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        self.exit(EXIT_USAGE, f"gpuclass: error: {message}\n")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    from .commands import COMMANDS
+    from .options import add_command
+
+    parser = _Parser(
+        prog="gpuclass",
+        description="Classify server hardware for a bare-metal Kubernetes GPU platform.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, modname in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=f"see 'gpuclass {name} --help'")
+            continue
+        add_command(sub, importlib.import_module(modname))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .commands import COMMANDS
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Import only the command that runs; ``--help`` alone loads them all.
+    only = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(only if only in COMMANDS else None)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or usage error (2)
+        return int(exc.code or 0)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:  # a malformed argument (an ID, a value)
+        print(f"gpuclass: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except GpuclassError as exc:
+        print(f"gpuclass: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:  # `gpuclass scan | head`: the reader left, not an error
+        try:
+            sys.stdout = open(os.devnull, "w")  # no second error when Python flushes at exit
+        except OSError:
+            pass
+        return EXIT_OK
+    except OSError as exc:
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"gpuclass: error:{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("gpuclass: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""``gpuclass scan``: this machine's (or a root's, or a dump's) PCI devices, classified.
+
+Each device shows its classification (status, supported card, slices); below
+the devices come the machine's supported cards, its slice total and the node
+label it earns, and why any other NVIDIA GPU is not supported.  The default
+policy is applied without pydantic, so the command stays quick.
+
+Exit codes: 0 when every device read cleanly, 1 when some device is flagged
+(its reason is shown), 3 when the source cannot be read at all.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from .options import emit_json, emit_table
+
+
+EXAMPLES = """examples:
+  gpuclass scan                              this machine: devices, cards, slices
+  gpuclass scan --root /mnt/target --format json
+  gpuclass scan --lspci collected/lspci-nnmm.txt
+  gpuclass scan --policy allowlist.yaml      classify against another allowlist
+"""
+
+
+NAME = "scan"
+HELP = "classify this machine's PCI devices and GPUs"
+DESCRIPTION = ("List PCI devices with address, IDs, class, flags and their classification (status, card, "
+               "slices), then the supported cards and slice total.")
+OPTIONS = ('root|lspci', 'policy', 'format', 'db')
+OPTION_HELP = {'root': 'scan DIR/sys/bus/pci/devices (default: /)'}
+
+
+def _names(db, table, i: int) -> dict[str, str | None]:
+    v, d = int(table.vendor[i]), int(table.device[i])
+    code = int(table.class_code[i])
+    out = {
+        "class_name": db.class_name(code >> 16, (code >> 8) & 0xFF),
+        "vendor_name": db.vendor_name(v),
+        "device_name": db.device_name(v, d),
+        "subsystem_name": None,
+    }
+    if table.has_subsystem[i]:
+        out["subsystem_name"] = db.subsystem_name(v, d, int(table.subvendor[i]), int(table.subdevice[i]))
+    return out
+
+
+def _summary(result) -> dict:
+    """The machine's rollup as plain data (no pydantic on the default path)."""
+    data = result.summary().node_data(0)
+    return {k: data[k] for k in ("supported_cards", "cards", "slices", "resource", "gpu_node", "labels",
+                                 "unsupported_gpus", "companions", "virtual_functions", "invalid",
+                                 "warnings")}
+
+
+def _classify(table, db, policy, records) -> dict:
+    """Add status, card and slices to each record; return the machine's summary."""
+    from ..classify import NOT_GPU, STATUS_NAMES, SUPPORTED, classify_table
+
+    result = classify_table(table, policy)
+    cards = result.compiled.cards
+    status, card, slices = result.status.tolist(), result.card.tolist(), result.slices.tolist()
+    for i, rec in enumerate(records):
+        st, c = status[i], card[i]
+        rec["status"] = STATUS_NAMES[st]
+        rec["card"] = cards[c]["id"] if c >= 0 else None
+        rec["card_name"] = cards[c]["name"] if c >= 0 else None
+        rec["slices"] = slices[i]
+        rec["note"] = rec["near_miss"] = None
+        if st not in (NOT_GPU, SUPPORTED):  # few: say why they get nothing
+            _, miss, note = result.explain(i, db)
+            rec["note"] = note
+            rec["near_miss"] = None if miss is None else miss._asdict()
+    return _summary(result)
+
+
+def _footer(summary: dict, records: list[dict]) -> list[str]:
+    lines = [""]
+    n = summary["supported_cards"]
+    if n:
+        cards = ", ".join(f"{k} x{v}" for k, v in summary["cards"].items())
+        lines.append(f"supported cards: {n} ({cards})")
+        lines.append(f"slices: {summary['slices']} {summary['resource']} "
+                     "(Capacity and Allocatable)")
+        lines.append("node label: " + ", ".join(f"{k}={v}" for k, v in summary["labels"].items()))
+    else:
+        lines.append("supported cards: 0: no GPU support, no node label, no slices")
+    for rec in records:
+        if rec["status"] == "unsupported":
+            why = rec["note"] + (f"; {rec['near_miss']['reason']}" if rec["near_miss"] else "")
+            lines.append(f"unsupported GPU {rec['address'] or '-'} "
+                         f"({rec['vendor']}:{rec['device']}): {why}")
+    lines += [f"warning: {w}" for w in summary["warnings"]]
+    return lines
+
+
+def run(args) -> int:
+    from ..db import default_database
+
+    if args.lspci is not None:
+        from ..sources.lspci import read_lspci
+
+        table = read_lspci(args.lspci)
+    else:
+        from ..sources.sysfs import scan_sysfs
+
+        table = scan_sysfs(args.root or "/")
+    db = default_database(args.db)
+    records = table.to_records()
+    invalid = table.invalid_mask()
+    for i, rec in enumerate(records):
+        if not invalid[i]:
+            rec.update(_names(db, table, i))
+    summary = _classify(table, db, args.policy, records)
+    if args.format == "json":
+        emit_json({"source": table.source, "count": len(table), "devices": records,
+                   "summary": summary})
+    else:
+        rows = [("ADDRESS", "CLASS", "ID", "SUBSYSTEM", "REV", "DRIVER", "FLAGS", "STATUS", "CARD",
+                 "SLICES", "NAME")]
+        for rec in records:
+            if rec["problem"] is not None:
+                name = f"INVALID: {rec['problem']}"
+            else:
+                name = " ".join(x for x in (rec["vendor_name"] or f"[{rec['vendor']}]",
+                                            rec["device_name"] or f"Device [{rec['device']}]") if x)
+            rows.append((rec["address"] or "-", rec["class"], f"{rec['vendor']}:{rec['device']}",
+                         rec["subsystem"] or "-", rec["revision"] or "-", rec["driver"] or "-",
+                         ",".join(rec["flags"]) or "-", rec["status"], rec["card"] or "-",
+                         str(rec["slices"]), name))
+        emit_table(rows)
+        sys.stdout.write("\n".join(_footer(summary, records)) + "\n")
+    return 1 if invalid.any() else 0

@@ -1,0 +1,73 @@
+"""``gpuclass validate-pod FILE...``: check the ``nvidia.com/gpu`` requests of pods and
+workloads before they are applied.
+
+Every Pod, PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job and
+CronJob in the files (multi-document YAML or JSON, ``kind: List`` too) is
+checked; other kinds (Services, ConfigMaps, ...) are skipped.
+
+Exit codes: 0 every pod is valid, 1 some pod is invalid, 2 usage error,
+3 a file cannot be read or holds no pod at all.
+"""
+
+from __future__ import annotations
+
+import sys
+from .options import emit_json
+
+
+EXAMPLES = """examples:
+  gpuclass validate-pod pod.yaml
+  gpuclass validate-pod deploy/*.yaml --format json
+  kubectl get deploy trainer -o yaml | gpuclass validate-pod -
+"""
+
+
+NAME = "validate-pod"
+HELP = "check pods' nvidia.com/gpu requests (one slice each)"
+DESCRIPTION = ("Check every container and init container of pods and workloads: a limit alone implies the "
+               "request, requests must equal limits, and at most 1 nvidia.com/gpu per container.")
+OPTIONS = ('format',)
+
+
+def arguments(p) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON manifests; - for stdin")
+
+
+def run(args) -> int:
+    from ..k8s.objects import read_documents
+    from ..k8s.pods import POD_TEMPLATE_KINDS, validate_pod
+    from ..errors import ManifestError
+
+    results, skipped = [], []
+    for path in args.files:
+        docs, source = read_documents(path)
+        for i, doc in enumerate(docs):
+            kind = doc.get("kind") if isinstance(doc, dict) else None
+            if kind is not None and kind not in POD_TEMPLATE_KINDS:
+                name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+                skipped.append({"source": source, "document": i, "kind": kind, "name": name})
+                continue
+            v = validate_pod(doc, source=f"{source} (document {i + 1})" if len(docs) > 1 else source)
+            results.append((source, i, v))
+    if not results:
+        raise ManifestError("", "no pod or workload with a pod template found", ", ".join(args.files))
+    valid = all(v.valid for _, _, v in results)
+    if args.format == "json":
+        emit_json({"valid": valid,
+                   "objects": [{"source": s, "document": i, **v.model_dump(mode="json")}
+                               for s, i, v in results],
+                   "skipped": skipped})
+        return 0 if valid else 1
+    out = []
+    for source, i, v in results:
+        what = f"{v.kind}/{v.name}" if v.name else v.kind
+        verdict = "valid" if v.valid else "INVALID"
+        out.append(f"{what} ({source}): {verdict}, {v.slices} nvidia.com/gpu at its peak")
+        for c in v.containers:
+            if c.slices or c.errors:
+                out.append(f"  {c.path} ({c.name or '-'}): {c.slices} slice(s)")
+        out += [f"  error: {e}" for e in v.errors]
+        out += [f"  warning: {w}" for w in v.warnings]
+    out += [f"skipped {s['kind']}/{s['name'] or '-'} ({s['source']}): no pod template" for s in skipped]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0 if valid else 1

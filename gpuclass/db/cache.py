@@ -1,0 +1,323 @@
+"""The compiled database cache: a trust boundary, so no pickle and nothing unchecked.
+
+A cache file holds a database's arrays: a fixed binary head (magic, format,
+sizes), a table of every array's offset, length and CRC-32, a short JSON of
+metadata, then the raw little-endian arrays.  It is memory-mapped; each group of
+arrays is made, checksummed and value-checked the first time something reads it,
+so a load costs the head alone and a damaged cache raises :class:`CacheError`
+(callers rebuild) instead of answering wrongly.  Files are written atomically.
+
+>>> a = {"blob": np.frombuffer(b"#c\\nab xyz", np.uint8),
+...      "name_start": np.array([3, 6], np.uint32), "name_end": np.array([5, 9], np.uint32)}
+>>> c = compact_names(a); c["blob"].tobytes(), c["name_start"].tolist(), c["name_end"].tolist()
+(b'abxyz', [0, 2], [2, 5])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import struct
+import tempfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from .._native import KEY_DTYPES, TABLES
+from ..errors import CacheError
+
+__all__ = ["ARRAYS", "CACHE_FORMAT", "CACHE_MAGIC", "ENV_CACHE_DIR", "CacheArrays", "EagerArrays",
+           "cache_dir", "write_cache", "read_cache", "compact_names", "stat_alias", "sweep_temps",
+           "link_alias"]
+
+ARRAYS = ("blob", "name_start", "name_end") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
+
+# The dtype each array of a cache file must declare (little-endian unsigned integers),
+# so that nothing else is ever mapped.
+_EXPECTED_DTYPES = {"blob": np.dtype("<u1"), "name_start": np.dtype("<u4"), "name_end": np.dtype("<u4")}
+_EXPECTED_DTYPES.update({f"{t}_keys": np.dtype(d).newbyteorder("<") for t, d in zip(TABLES, KEY_DTYPES)})
+_EXPECTED_DTYPES.update({f"{t}_name": np.dtype("<u4") for t in TABLES})
+_LAYOUT_DTYPES = tuple((name, _EXPECTED_DTYPES[name]) for name in ARRAYS)
+# Arrays that must have the same length.
+_SAME_LENGTH = (("name_start", "name_end"),) + tuple((f"{t}_keys", f"{t}_name") for t in TABLES)
+
+CACHE_MAGIC = b"GPCLSDB\x01"
+CACHE_FORMAT = 2
+# magic, format, metadata length, payload length; then (offset, count, crc32)
+# for every array of ARRAYS, in that order.
+_CACHE_HEAD = struct.Struct("<8sIIQ")
+_CACHE_TABLE = struct.Struct("<" + "QQI" * len(ARRAYS))
+ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where compiled databases are cached: ``$GPUCLASS_CACHE_DIR``, else the XDG cache."""
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "gpuclass"
+
+
+
+class EagerArrays:
+    """Arrays held in memory (a freshly parsed database)."""
+
+    __slots__ = ("_arrays",)
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self._arrays = arrays
+
+    def get(self, name: str) -> np.ndarray:
+        return self._arrays[name]
+
+    def length(self, name: str) -> int:
+        return len(self._arrays[name])
+
+    def verify(self) -> None:
+        pass
+
+
+# Arrays checked together: each table's pair, and the three name arrays.
+_GROUPS = {f"{t}_{part}": (f"{t}_keys", f"{t}_name") for t in TABLES for part in ("keys", "name")}
+_GROUPS.update({a: ("name_start", "name_end", "blob") for a in ("name_start", "name_end", "blob")})
+
+
+class CacheArrays:
+    """Arrays of a memory-mapped cache file, made and verified on first use.
+
+    Loading a cache therefore costs the header alone; each group of arrays has
+    its CRC-32 and value checks run before anything reads it, so a damaged
+    cache raises :class:`CacheError` rather than answering wrongly.
+    """
+
+    __slots__ = ("_payload", "_layout", "_made", "_where")
+
+    def __init__(self, payload: memoryview, layout: dict, where: str) -> None:
+        self._payload = payload
+        self._layout = layout  # name -> (dtype, offset, count, crc)
+        self._made: dict[str, np.ndarray] = {}
+        self._where = where
+
+    def length(self, name: str) -> int:
+        return self._layout[name][2]
+
+    def get(self, name: str) -> np.ndarray:
+        arr = self._made.get(name)
+        if arr is None:
+            self._make(_GROUPS[name])
+            arr = self._made[name]
+        return arr
+
+    def _make(self, parts) -> None:
+        made = {}
+        for part in parts:
+            dt, offset, count, crc = self._layout[part]
+            arr = np.frombuffer(self._payload, dtype=dt, count=count, offset=offset)
+            if zlib.crc32(arr) != crc:
+                raise CacheError(f"{self._where}: checksum mismatch in {part}")
+            made[part] = arr
+        _check_values(made, parts, self.length("name_start"), self.length("blob"), self._where)
+        self._made.update(made)
+
+    def verify(self) -> None:
+        for name in ARRAYS:
+            self.get(name)
+
+
+def write_cache(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
+    """Write a database's arrays to a cache file atomically (temp file, fsync, rename).
+
+    The format (no pickle anywhere): a fixed binary head (magic, format, sizes),
+    a binary table of every array's offset, length and CRC-32, a short JSON of
+    ``meta`` (source, version, date, SHA-256), then the raw little-endian arrays,
+    8-byte aligned.  The names are compacted back to back first.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = []
+    offset = 0
+    payload_parts = []
+    compact = compact_names(arrays)
+    for name in ARRAYS:
+        arr = np.ascontiguousarray(compact.get(name, arrays[name]), dtype=_EXPECTED_DTYPES[name])
+        raw = arr.tobytes()
+        pad = (-offset) % 8
+        if pad:
+            payload_parts.append(b"\0" * pad)
+            offset += pad
+        table += [offset, int(arr.shape[0]), zlib.crc32(raw)]
+        payload_parts.append(raw)
+        offset += len(raw)
+    payload = b"".join(payload_parts)
+    meta_bytes = json.dumps(meta, separators=(",", ":")).encode()
+    meta_bytes += b" " * ((-(_CACHE_HEAD.size + _CACHE_TABLE.size + len(meta_bytes))) % 8)
+    head = _CACHE_HEAD.pack(CACHE_MAGIC, CACHE_FORMAT, len(meta_bytes), len(payload))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(head + _CACHE_TABLE.pack(*table) + meta_bytes + payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def read_cache(path: str | os.PathLike, expect_sha256: str | None = None,
+               verify: bool = False) -> tuple[CacheArrays, dict]:
+    """Map a cache file: its arrays (checked on first use, or now with ``verify``) and metadata.
+
+    The header, sizes, dtypes and bounds are checked at once; each group of
+    arrays has its CRC-32 and value checks run before anything reads it.
+    Anything wrong is a :class:`CacheError`.
+    """
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise CacheError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        raw = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except ValueError:  # mmap refuses an empty file
+        raise CacheError(f"{name}: empty cache file") from None
+    except OSError as exc:
+        raise CacheError(f"{name}: cannot map: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    try:
+        source, meta = _parse(raw, name, expect_sha256)
+        if verify:
+            source.verify()
+        return source, meta
+    except CacheError:
+        raise
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError) as exc:
+        raise CacheError(f"{name}: corrupt cache: {exc}") from None
+
+
+
+def _parse(raw, name: str, expect_sha256: str | None) -> tuple[CacheArrays, dict]:
+    total = len(raw)
+    if total < _CACHE_HEAD.size + _CACHE_TABLE.size:
+        raise CacheError(f"{name}: not a gpuclass database cache")
+    magic, fmt, meta_len, payload_len = _CACHE_HEAD.unpack_from(raw, 0)
+    if magic != CACHE_MAGIC:
+        raise CacheError(f"{name}: not a gpuclass database cache")
+    if fmt != CACHE_FORMAT:
+        raise CacheError(f"{name}: cache format {fmt}, expected {CACHE_FORMAT}")
+    meta_at = _CACHE_HEAD.size + _CACHE_TABLE.size
+    payload_at = meta_at + meta_len
+    if payload_at + payload_len != total:
+        raise CacheError(f"{name}: truncated or padded cache ({total} bytes, "
+                         f"expected {payload_at + payload_len})")
+    meta = json.loads(raw[meta_at:payload_at].decode("utf-8"))
+    if not isinstance(meta, dict):
+        raise CacheError(f"{name}: bad metadata")
+    if expect_sha256 is not None and meta.get("sha256") != expect_sha256:
+        raise CacheError(f"{name}: stale cache (built from another pci.ids)")
+    table = _CACHE_TABLE.unpack_from(raw, _CACHE_HEAD.size)
+    layout: dict[str, tuple] = {}
+    it = iter(table)
+    for (aname, dt), offset, count, crc in zip(_LAYOUT_DTYPES, it, it, it):
+        if offset + count * dt.itemsize > payload_len:
+            raise CacheError(f"{name}: array {aname} lies outside the payload")
+        layout[aname] = (dt, offset, count, crc)
+    if any(layout[a][2] != layout[b][2] for a, b in _SAME_LENGTH):
+        raise CacheError(f"{name}: arrays of one table differ in length")
+    payload = memoryview(raw)[payload_at:]
+    return CacheArrays(payload, layout, name), meta
+
+
+def compact_names(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The names back to back in a fresh blob, with their new offsets."""
+    start = arrays["name_start"].astype(np.int64)
+    lengths = arrays["name_end"].astype(np.int64) - start
+    new_end = np.cumsum(lengths)
+    new_start = new_end - lengths
+    total = int(new_end[-1]) if len(new_end) else 0
+    # Source position of every output byte: its name's start plus its offset inside the name.
+    gather = np.repeat(start - new_start, lengths) + np.arange(total, dtype=np.int64)
+    return {
+        "blob": np.asarray(arrays["blob"])[gather],
+        "name_start": new_start.astype(np.uint32),
+        "name_end": new_end.astype(np.uint32),
+    }
+
+
+def _check_values(arrays: dict[str, np.ndarray], parts, n_names: int, blob_len: int, where: str) -> None:
+    """Value checks that make a group of arrays safe to index, run with its checksums."""
+    for part in parts:
+        arr = arrays[part]
+        if part == "name_end":
+            start = arrays["name_start"]
+            if n_names and (bool(np.any(arr < start)) or int(arr.max()) > blob_len):
+                raise CacheError(f"{where}: name offsets outside the blob")
+        elif part.endswith("_keys"):
+            if len(arr) > 1 and not bool(np.all(arr[1:] > arr[:-1])):
+                raise CacheError(f"{where}: {part} are not sorted")
+        elif part.endswith("_name"):
+            if len(arr) and int(arr.max()) >= n_names:
+                raise CacheError(f"{where}: {part} point past the name table")
+
+
+def stat_alias(cdir: Path, src: Path) -> Path | None:
+    """The alias file name for ``src`` as it is now on disk (None if it cannot be stat'ed)."""
+    try:
+        st = src.stat()
+        # ctime too: a rewrite that keeps size and restores mtime (touch -r, cp -p over
+        # the same inode) still moves ctime, which no one can set back.
+        ident = (f"{src.resolve()}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+                 f"\0{st.st_ctime_ns}")
+    except OSError:
+        return None
+    return cdir / f"stat-{hashlib.sha256(ident.encode()).hexdigest()[:32]}.gpcdb"
+
+
+# A temp file this old is a writer's that died (killed, power cut) before its rename.
+STALE_TEMP_SECONDS = 3600
+
+
+def sweep_temps(cdir: Path) -> None:
+    """Remove temp files that dead writers left in the cache directory (best effort)."""
+    import time
+
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    try:
+        entries = list(os.scandir(cdir))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".tmp-"):
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+def link_alias(alias: Path, target: Path) -> None:
+    """Point ``alias`` at ``target`` atomically; failures only cost the fast path."""
+    tmp = alias.with_name(f".tmp-{os.getpid()}-{alias.name}")
+    try:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        os.symlink(target.name, tmp)
+        os.replace(tmp, alias)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+

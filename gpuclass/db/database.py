@@ -1,0 +1,403 @@
+"""PciDatabase: the PCI ID database as compact arrays and one UTF-8 name blob.
+
+Each table is a sorted array of integer keys with, per key, the index of its
+name; name ``i`` is ``blob[name_start[i]:name_end[i]]``.  Freshly parsed, the
+blob is the pci.ids text itself (no copy); a saved cache holds the names back
+to back.  There are no per-entry Python objects: a name is decoded only when
+asked for.
+
+Lookups follow libpci's ``pci_lookup_name`` exactly (with numbers turned off):
+
+- subsystem: the device-specific entry (only when vendor and device are both
+  non-zero), then the generic ``S`` block entry, then the device's own name
+  when the subsystem IDs equal the device IDs;
+- class: the subclass name, falling back to the class name;
+- prog-if: the exact entry, else for IDE controllers (class 0x0101, prog-if
+  without bits 0x70) the synthetic "Master SecP SecO PriP PriO" description.
+
+>>> db = default_database()
+>>> db.device_name(0x10de, 0x27b0)
+'AD104GL [RTX 4000 SFF Ada Generation]'
+>>> db.subsystem_name(0x10de, 0x1e30, 0x10de, 0x12ba)
+'Quadro RTX 6000'
+>>> db.class_name(0x03, 0x02)
+'3D controller'
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from .._native import TABLES, as_id_array, core
+from ..errors import CacheError, InputError, PciIdsError, SkippedLine
+from .cache import (ARRAYS, EagerArrays, cache_dir, link_alias, read_cache, stat_alias, sweep_temps,
+                    write_cache)
+from .locate import header_info, read_pci_ids, resolve_path
+
+__all__ = ["PciDatabase", "default_database", "TABLES"]
+
+
+class _Table:
+    """One sorted key table: its keys and name indices, and a lazily built hash index.
+
+    Arrays come from ``source`` (see :mod:`gpuclass.db.cache`);
+    a table read from a cache is verified when its arrays are first made.
+    """
+
+    __slots__ = ("name", "_source", "_index")
+
+    def __init__(self, name: str, source) -> None:
+        self.name = name
+        self._source = source
+        self._index = None
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self._source.get(f"{self.name}_keys")
+
+    @property
+    def names(self) -> np.ndarray:
+        return self._source.get(f"{self.name}_name")
+
+    @property
+    def index(self):
+        if self._index is None:
+            self._index = core.KeyIndex(self.keys)
+        return self._index
+
+    def __len__(self) -> int:
+        return self._source.length(f"{self.name}_keys")
+
+
+class PciDatabase:
+    """The PCI ID database: vendors, devices, subsystems, classes, as arrays.
+
+    Build one with :meth:`load` (a pci.ids path, cached), :meth:`from_bytes`
+    (text in memory) or :meth:`load_compiled` (a cache file).
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray] | None = None, *, source: str = "<memory>",
+                 version: str | None = None, date: str | None = None,
+                 sha256: str | None = None, skipped: list[SkippedLine] | None = None,
+                 _source=None) -> None:
+        if _source is None:
+            arrays = arrays or {}
+            missing = [name for name in ARRAYS if name not in arrays]
+            if missing:
+                raise InputError(f"database arrays missing: {', '.join(missing)}")
+            _source = EagerArrays(arrays)
+        self._source = _source
+        self.source = source
+        self.version = version
+        self.date = date
+        self._sha256 = sha256
+        self._text: bytes | None = None
+        self.skipped: list[SkippedLine] = list(skipped or [])
+        self.cache_path: str | None = None
+        self._names = None  # (blob memoryview, starts, ends), made on first name
+        self._tables = {t: _Table(t, _source) for t in TABLES}
+
+    @property
+    def sha256(self) -> str | None:
+        """SHA-256 of the pci.ids text this database was built from."""
+        if self._sha256 is None and self._text is not None:
+            self._sha256 = hashlib.sha256(self._text).hexdigest()
+        return self._sha256
+
+    # -- construction ---------------------------------------------------------------
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, strict: bool = True, source: str = "<memory>") -> "PciDatabase":
+        """Parse pci.ids text held in memory.
+
+        >>> PciDatabase.from_bytes(b"10de  NVIDIA Corporation\\n").vendor_name(0x10DE)
+        'NVIDIA Corporation'
+        """
+        data = bytes(data)
+        tables, skipped = core.parse_pci_ids(data, strict, source)
+        info = header_info(data)
+        db = cls(tables, source=source, version=info["version"], date=info["date"], skipped=skipped)
+        db._text = data  # hashed only if someone asks (sha256, save_compiled)
+        return db
+
+    @classmethod
+    def load(cls, path: str | os.PathLike | None = None, *, strict: bool = True,
+             cache: bool = True) -> "PciDatabase":
+        """Load a pci.ids (plain, .gz, .xz or .bz2), through the compiled cache.
+
+        ``path`` defaults to ``$GPUCLASS_PCI_IDS``, else the bundled file.  The
+        cache is keyed by the file's content hash; a stale, corrupt or
+        unwritable cache is never trusted and never an error: the file is parsed.
+        Lenient loads (``strict=False``) are not cached, so that their skipped
+        lines are always reported.
+        """
+        src = resolve_path(path)
+        if not (cache and strict):
+            return cls.from_bytes(read_pci_ids(src), strict=strict, source=os.fspath(src))
+        cdir = cache_dir()
+        # Fast path: an alias named by the file's identity (path, inode, size,
+        # mtime) points at the content-keyed cache, so an unchanged file is
+        # not even read.  The alias is only a shortcut: the content hash stays the key.
+        alias = stat_alias(cdir, src)
+        if alias is not None and alias.exists():
+            try:
+                # Verified in full here, so that a damaged cache is rebuilt now
+                # rather than failing at the caller's first lookup.
+                db = cls.load_compiled(alias, verify=True)
+            except CacheError:
+                pass
+            else:
+                db.source = os.fspath(src)
+                return db
+        data = read_pci_ids(src)
+        digest = hashlib.sha256(data).hexdigest()
+        cpath = cdir / f"pciids-{digest[:32]}.gpcdb"
+        db = None
+        if cpath.is_file():
+            try:
+                db = cls.load_compiled(cpath, expect_sha256=digest, verify=True)
+            except CacheError:
+                db = None
+        if db is None:
+            db = cls.from_bytes(data, strict=strict, source=os.fspath(src))
+            db._sha256 = digest
+            try:
+                db.save_compiled(cpath)
+            except OSError:
+                return db  # read-only or full cache directory: parsing again next time is fine
+            sweep_temps(cdir)
+        db.source = os.fspath(src)
+        if alias is not None:
+            link_alias(alias, cpath)
+        return db
+
+    # -- compiled cache --------------------------------------------------------------
+
+    def save_compiled(self, path: str | os.PathLike) -> Path:
+        """Write the arrays to a cache file atomically (see :mod:`gpuclass.db.cache`)."""
+        meta = {"sha256": self.sha256, "source": self.source, "version": self.version, "date": self.date}
+        path = write_cache(Path(path), self.arrays(), meta)
+        self.cache_path = os.fspath(path)
+        return path
+
+    @classmethod
+    def load_compiled(cls, path: str | os.PathLike, *, expect_sha256: str | None = None,
+                      verify: bool = False) -> "PciDatabase":
+        """Load a cache file written by :meth:`save_compiled`; :class:`CacheError` if invalid.
+
+        The file is memory-mapped.  The header, sizes, dtypes and bounds are
+        checked at once; each table's CRC-32 and ordering are checked before its
+        first lookup, and the name blob's before the first name is decoded
+        (``verify=True`` checks everything now).  A corrupt table therefore
+        raises :class:`CacheError` instead of answering wrongly.
+        """
+        name = os.fspath(path)
+        source, meta = read_cache(name, expect_sha256, verify)
+        db = cls(source=meta.get("source") or name, version=meta.get("version"),
+                 date=meta.get("date"), sha256=meta.get("sha256"), _source=source)
+        db.cache_path = name
+        return db
+
+    def verify(self) -> None:
+        """Run every pending cache check now (raises :class:`CacheError`)."""
+        self._source.verify()
+
+    # -- names -----------------------------------------------------------------------
+
+    def _name(self, i: int) -> str:
+        if self._names is None:
+            src = self._source
+            self._names = (memoryview(src.get("blob")).cast("B"), src.get("name_start"), src.get("name_end"))
+        blob, start, end = self._names
+        return bytes(blob[int(start[i]) : int(end[i])]).decode("utf-8")
+
+    def _find(self, table: str, key: int) -> str | None:
+        t = self._tables[table]
+        pos = t.index.find(key)
+        return None if pos < 0 else self._name(int(t.names[pos]))
+
+    def vendor_name(self, vendor: int) -> str | None:
+        """The vendor's name, or None.
+
+        >>> default_database().vendor_name(0x10DE)
+        'NVIDIA Corporation'
+        """
+        return self._find("vendor", _id16(vendor, "vendor"))
+
+    def device_name(self, vendor: int, device: int) -> str | None:
+        """The device's name, or None."""
+        return self._find("device", (_id16(vendor, "vendor") << 16) | _id16(device, "device"))
+
+    def subvendor_name(self, subvendor: int) -> str | None:
+        """The subsystem vendor's name: a vendor lookup, as in libpci."""
+        return self.vendor_name(subvendor)
+
+    def subsystem_name(self, vendor: int, device: int, subvendor: int, subdevice: int) -> str | None:
+        """The subsystem's name with libpci's fallbacks (see the module docstring)."""
+        v, d = _id16(vendor, "vendor"), _id16(device, "device")
+        sv, sd = _id16(subvendor, "subvendor"), _id16(subdevice, "subdevice")
+        name = None
+        if v > 0 and d > 0:
+            name = self._find("subsys", (v << 48) | (d << 32) | (sv << 16) | sd)
+        if name is None:
+            name = self._find("gensub", (sv << 16) | sd)
+        if name is None and v == sv and d == sd:
+            name = self._find("device", (v << 16) | d)
+        return name
+
+    def class_name(self, base: int, subclass: int | None = None) -> str | None:
+        """The subclass name, falling back to the base class name; or None.
+
+        >>> default_database().class_name(0x03, 0x7F)
+        'Display controller'
+        """
+        b = _id8(base, "class")
+        if subclass is not None:
+            name = self._find("subclass", (b << 8) | _id8(subclass, "subclass"))
+            if name is not None:
+                return name
+        return self._find("class", b)
+
+    def subclass_name(self, base: int, subclass: int) -> str | None:
+        """The subclass name only (no fallback), or None."""
+        return self._find("subclass", (_id8(base, "class") << 8) | _id8(subclass, "subclass"))
+
+    def progif_name(self, base: int, subclass: int, progif: int) -> str | None:
+        """The programming interface's name, or None (IDE prog-ifs are described by bits)."""
+        b, s, p = _id8(base, "class"), _id8(subclass, "subclass"), _id8(progif, "prog-if")
+        name = self._find("progif", (b << 16) | (s << 8) | p)
+        if name is None and b == 0x01 and s == 0x01 and not (p & 0x70):
+            bits = ((0x80, "Master"), (0x08, "SecP"), (0x04, "SecO"), (0x02, "PriP"), (0x01, "PriO"))
+            name = " ".join(word for bit, word in bits if p & bit)
+        return name
+
+    # -- vectorized ------------------------------------------------------------------
+
+    def vendor_index(self, vendor) -> np.ndarray:
+        """Row of each vendor in the vendor table (int32, -1 unknown)."""
+        return self._tables["vendor"].index.lookup(as_id_array(vendor, "vendor"))
+
+    def device_index(self, vendor, device) -> np.ndarray:
+        """Row of each (vendor, device) in the device table (int32, -1 unknown).
+
+        >>> db = default_database()
+        >>> db.names("device", db.device_index([0x10de, 0x10de], [0x27b0, 0xfffe]))
+        ['AD104GL [RTX 4000 SFF Ada Generation]', None]
+        """
+        v, d = _pair(vendor, device, "vendor", "device")
+        keys = (v.astype(np.uint32) << np.uint32(16)) | d
+        return self._tables["device"].index.lookup(keys)
+
+    def subsystem_index(self, vendor, device, subvendor, subdevice) -> np.ndarray:
+        """Row of each device-specific subsystem entry (int32, -1 when there is none).
+
+        Like :meth:`subsystem_name` and libpci, a vendor or device ID of 0 has no
+        device-specific entries.
+        """
+        v, d = _pair(vendor, device, "vendor", "device")
+        sv, sd = _pair(subvendor, subdevice, "subvendor", "subdevice")
+        if len(sv) != len(v):
+            raise InputError(f"subvendor: length {len(sv)} differs from vendor length {len(v)}")
+        keys = ((v.astype(np.uint64) << np.uint64(48)) | (d.astype(np.uint64) << np.uint64(32))
+                | (sv.astype(np.uint64) << np.uint64(16)) | sd.astype(np.uint64))
+        out = self._tables["subsys"].index.lookup(keys)
+        # as subsystem_name (and libpci): a device-specific entry only where both IDs are non-zero
+        out[(v == 0) | (d == 0)] = -1
+        return out
+
+    def class_index(self, class_code) -> np.ndarray:
+        """Row of each 24-bit class code's subclass entry (int32, -1 unknown)."""
+        codes = as_id_array(class_code, "class_code", bits=24)
+        return self._tables["subclass"].index.lookup((codes >> np.uint32(8)).astype(np.uint16))
+
+    def names(self, table: str, index: Iterable[int]) -> list[str | None]:
+        """Names for rows of ``table`` (from the ``*_index`` methods); None for -1."""
+        if table not in self._tables:
+            raise InputError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
+        t = self._tables[table]
+        idx = np.asarray(index)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu":
+            raise InputError("index: expected a 1-D integer array")
+        if idx.size and (int(idx.max()) >= len(t) or int(idx.min()) < -1):
+            raise InputError(f"index: values must lie in [-1, {len(t) - 1}]")
+        name_rows = t.names
+        return [None if i < 0 else self._name(int(name_rows[i])) for i in idx.tolist()]
+
+    # -- facts -----------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Entries per table."""
+        return {t: len(self._tables[t]) for t in TABLES}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The raw arrays (read-only views where loaded from a cache)."""
+        return {name: self._source.get(name) for name in ARRAYS}
+
+    def info(self) -> dict:
+        """Source, version, date, hash, counts and the core in use."""
+        return {
+            "source": self.source,
+            "version": self.version,
+            "date": self.date,
+            "sha256": self.sha256,
+            "counts": self.counts(),
+            "names_bytes": int(np.sum(self._source.get("name_end").astype(np.int64)
+                                      - self._source.get("name_start"))),
+            "cache": self.cache_path,
+            "core": "compiled" if core.IS_COMPILED else "python",
+            "skipped_lines": len(self.skipped),
+        }
+
+    def __repr__(self) -> str:
+        c = self.counts()
+        return (f"PciDatabase(source={self.source!r}, version={self.version!r}, "
+                f"vendors={c['vendor']}, devices={c['device']}, subsystems={c['subsys']})")
+
+
+def _int_id(value: int, name: str, bits: int) -> int:
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected an integer ID, got {value!r}") from None
+    if not 0 <= v < (1 << bits):
+        raise InputError(f"{name}: {v:#x} is outside 0..{(1 << bits) - 1:#x}")
+    return v
+
+
+def _id16(value: int, name: str) -> int:
+    return _int_id(value, name, 16)
+
+
+def _id8(value: int, name: str) -> int:
+    return _int_id(value, name, 8)
+
+
+def _pair(a, b, na: str, nb: str):
+    x, y = as_id_array(a, na), as_id_array(b, nb)
+    if len(x) != len(y):
+        raise InputError(f"{nb}: length {len(y)} differs from {na} length {len(x)}")
+    return x, y
+
+
+@functools.lru_cache(maxsize=8)
+def _default(path: str | None, stamp: tuple) -> PciDatabase:
+    return PciDatabase.load(path)
+
+
+def default_database(path: str | os.PathLike | None = None) -> PciDatabase:
+    """The process-wide database for ``path`` (default: env, else bundled), loaded once.
+
+    Reloaded when the file changes on disk.
+    """
+    src = resolve_path(path)
+    try:
+        st = src.stat()
+    except OSError as exc:
+        raise PciIdsError(os.fspath(src), None, f"cannot read: {exc.strerror or exc}") from None
+    return _default(os.fspath(src), (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))

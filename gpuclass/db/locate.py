@@ -1,0 +1,172 @@
+"""Where a pci.ids comes from, and reading it (compressed or not).
+
+Resolution order: an explicit path, else ``$GPUCLASS_PCI_IDS``, else the copy
+bundled in the package.  ``system_pci_ids()`` finds the operating system's copy
+for callers that prefer it.
+
+>>> bundled_path().name
+'pci.ids'
+>>> read_pci_ids(bundled_path())[:1]
+b'#'
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import re
+import zlib
+from pathlib import Path
+
+from ..errors import PciIdsError
+
+__all__ = [
+    "ENV_PCI_IDS",
+    "SYSTEM_LOCATIONS",
+    "bundled_path",
+    "system_pci_ids",
+    "resolve_path",
+    "read_pci_ids",
+    "header_info",
+]
+
+ENV_PCI_IDS = "GPUCLASS_PCI_IDS"
+
+# Where distributions install pci.ids (hwdata on Fedora/Arch/Debian-new, misc on older Debian).
+SYSTEM_LOCATIONS = (
+    "/usr/share/hwdata/pci.ids",
+    "/usr/share/misc/pci.ids",
+    "/usr/share/pci.ids",
+    "/usr/local/share/pci.ids",
+)
+_SUFFIXES = ("", ".gz", ".xz", ".bz2")
+
+# A generous bound on the decompressed size: pci.ids is under 2 MB today.
+MAX_DECOMPRESSED = 256 * 1024 * 1024
+
+
+def bundled_path() -> Path:
+    """The pci.ids shipped with the package (or the source tree's ``data/`` copy)."""
+    package = Path(__file__).resolve().parent.parent
+    packaged = package / "data" / "pci.ids"
+    if packaged.is_file():
+        return packaged
+    return package.parent / "data" / "pci.ids"
+
+
+def system_pci_ids(root: str | os.PathLike = "/") -> Path | None:
+    """The first pci.ids the system has, plain or compressed, or None.
+
+    >>> system_pci_ids("/nonexistent") is None
+    True
+    """
+    base = Path(root)
+    for loc in SYSTEM_LOCATIONS:
+        for suffix in _SUFFIXES:
+            cand = base / (loc.lstrip("/") + suffix)
+            if cand.is_file():
+                return cand
+    return None
+
+
+def resolve_path(path: str | os.PathLike | None = None) -> Path:
+    """The pci.ids to use: ``path``, else ``$GPUCLASS_PCI_IDS``, else the bundled copy."""
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(ENV_PCI_IDS)
+    if env:
+        return Path(env)
+    return bundled_path()
+
+
+def _decompress(raw: bytes, name: str) -> bytes:
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            kind = "gzip"
+            out = _bounded(gzip.GzipFile(fileobj=_BytesReader(raw)), name)
+        elif raw[:6] == b"\xfd7zXZ\x00":
+            kind = "xz"
+            out = _bounded(lzma.LZMAFile(_BytesReader(raw)), name)
+        elif raw[:3] == b"BZh":
+            kind = "bzip2"
+            out = _bounded(bz2.BZ2File(_BytesReader(raw)), name)
+        else:
+            return raw
+    except (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError) as exc:
+        raise PciIdsError(name, None, f"truncated or corrupt {kind} archive: {exc}") from None
+    return out
+
+
+class _BytesReader:
+    """Minimal file object over bytes (io.BytesIO would copy the input)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._view = memoryview(data)
+        self._pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        end = len(self._view) if n is None or n < 0 else min(len(self._view), self._pos + n)
+        chunk = self._view[self._pos : end].tobytes()
+        self._pos = end
+        return chunk
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+def _bounded(stream, name: str) -> bytes:
+    parts = []
+    size = 0
+    with stream:
+        while True:
+            chunk = stream.read(1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_DECOMPRESSED:
+                raise PciIdsError(name, None, f"decompressed size exceeds {MAX_DECOMPRESSED} bytes")
+            parts.append(chunk)
+    return b"".join(parts)
+
+
+def read_pci_ids(path: str | os.PathLike) -> bytes:
+    """The text of a pci.ids file; gzip, xz and bzip2 are recognised by their magic bytes.
+
+    A truncated or corrupt archive raises :class:`PciIdsError` rather than
+    yielding a silently shorter database.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise PciIdsError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    return _decompress(raw, name)
+
+
+# Whitespace is stripped in Python: a lazy group before "\s*$" backtracked quadratically.
+_HEADER_RE = re.compile(rb"^#[ \t]*(Version|Date):([^\n]*)", re.MULTILINE)
+
+
+def header_info(data: bytes) -> dict[str, str | None]:
+    """Version and date from the comment header of a pci.ids text.
+
+    >>> header_info(b"#\\tVersion: 2026.08.22\\n#\\tDate:    2026-08-22 03:15:01\\n")
+    {'version': '2026.08.22', 'date': '2026-08-22 03:15:01'}
+    """
+    info: dict[str, str | None] = {"version": None, "date": None}
+    # The header is the leading comment block; never scan the whole file.
+    head = data[:4096]
+    for m in _HEADER_RE.finditer(head):
+        key = m.group(1).decode().lower()
+        if info[key] is None:
+            info[key] = m.group(2).strip().decode("utf-8", "replace")
+    return info

@@ -1,0 +1,147 @@
+"""CPU facts from ``/proc/cpuinfo`` and the root: can this machine run VM-isolated pods?
+
+The secure (Kata) runtime needs hardware virtualization: the ``vmx`` (Intel)
+or ``svm`` (AMD) flag on bare metal.  Inside a VM the ``hypervisor`` flag is
+set; a VM may still offer ``/dev/kvm`` through nested or paravirtualized KVM,
+and that is *not* hardware virtualization for this platform (this is what a
+cloud VM, and the machine that builds gpuclass, looks like).
+
+>>> facts = parse_cpuinfo("vendor_id\\t: GenuineIntel\\nmodel name\\t: Intel(R) Core(TM) i5-13500\\n"
+...                       "flags\\t\\t: fpu vme vmx ept\\n")
+>>> facts.vendor, facts.vmx, facts.hardware_virtualization
+('GenuineIntel', True, True)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from ..errors import SourceError
+
+__all__ = ["CpuFacts", "parse_cpuinfo", "cpu_facts"]
+
+
+@dataclass(frozen=True)
+class CpuFacts:
+    """What the provisioner needs to know about the CPU.
+
+    ``kvm_device`` is ``None`` when not checked (text-only input).
+    """
+
+    vendor: str | None = None
+    model_name: str | None = None
+    family: int | None = None
+    model: int | None = None
+    logical_cpus: int = 0
+    flags: frozenset[str] = field(default_factory=frozenset)
+    kvm_device: bool | None = None
+
+    @property
+    def vmx(self) -> bool:
+        return "vmx" in self.flags
+
+    @property
+    def svm(self) -> bool:
+        return "svm" in self.flags
+
+    @property
+    def hypervisor(self) -> bool:
+        """Running under a hypervisor (the CPUID bit Linux shows as ``hypervisor``)."""
+        return "hypervisor" in self.flags
+
+    @property
+    def hardware_virtualization(self) -> bool:
+        """vmx or svm on bare metal: what ``runtimeClassName: secure`` needs."""
+        return (self.vmx or self.svm) and not self.hypervisor
+
+    @property
+    def nested_kvm(self) -> bool:
+        """/dev/kvm inside a VM: nested or paravirtualized, not hardware virtualization."""
+        return bool(self.kvm_device) and self.hypervisor
+
+    def reason(self) -> str:
+        """One line on why the secure runtime can or cannot run here.
+
+        >>> CpuFacts(flags=frozenset({"hypervisor"}), kvm_device=True).reason()
+        'no hardware virtualization: running under a hypervisor (/dev/kvm is nested or paravirtualized KVM)'
+        """
+        ext = "vmx" if self.vmx else "svm" if self.svm else None
+        if self.hardware_virtualization:
+            kvm = "" if self.kvm_device is not False else " (/dev/kvm absent: kvm module not loaded)"
+            return f"hardware virtualization: {ext} on bare metal{kvm}"
+        if self.hypervisor:
+            tail = " (/dev/kvm is nested or paravirtualized KVM)" if self.kvm_device else ""
+            what = f"{ext} is exposed by" if ext else "running under"
+            return f"no hardware virtualization: {what} a hypervisor{tail}"
+        return "no hardware virtualization: the CPU shows neither vmx nor svm"
+
+    def to_dict(self) -> dict:
+        return {
+            "vendor": self.vendor, "model_name": self.model_name, "family": self.family,
+            "model": self.model, "logical_cpus": self.logical_cpus, "vmx": self.vmx,
+            "svm": self.svm, "hypervisor": self.hypervisor, "kvm_device": self.kvm_device,
+            "hardware_virtualization": self.hardware_virtualization, "reason": self.reason(),
+        }
+
+
+def _int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value, 0) if value.lower().startswith("0x") else int(value)
+    except ValueError:
+        return None
+
+
+def parse_cpuinfo(text: str) -> CpuFacts:
+    """Facts from ``/proc/cpuinfo`` text (x86; on other architectures the flags are
+    the ``Features`` line and vendor/model stay None where absent).
+
+    Flags are those every listed processor has, so one odd core cannot claim vmx.
+    """
+    blocks: list[dict[str, str]] = []
+    cur: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if cur:
+                blocks.append(cur)
+                cur = {}
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key = key.strip().lower()
+        if key == "processor" and "processor" in cur:
+            blocks.append(cur)
+            cur = {}
+        cur.setdefault(key, value.strip())
+    if cur:
+        blocks.append(cur)
+    cpus = [b for b in blocks if "processor" in b] or blocks
+    if not cpus:
+        return CpuFacts()
+    flag_sets = [frozenset(b.get("flags", b.get("features", "")).split()) for b in cpus]
+    flags = frozenset.intersection(*flag_sets)
+    first = cpus[0]
+    return CpuFacts(
+        vendor=first.get("vendor_id") or first.get("cpu implementer"),
+        model_name=first.get("model name"),
+        family=_int(first.get("cpu family")),
+        model=_int(first.get("model")),
+        logical_cpus=sum(1 for b in blocks if "processor" in b),
+        flags=flags,
+    )
+
+
+def cpu_facts(root: str | os.PathLike = "/") -> CpuFacts:
+    """Facts for the machine at ``root``: its ``proc/cpuinfo`` and ``dev/kvm``."""
+    root_s = os.fspath(root)
+    path = os.path.join(root_s, "proc", "cpuinfo")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise SourceError(path, None, exc.strerror or str(exc)) from exc
+    facts = parse_cpuinfo(text)
+    return replace(facts, kvm_device=os.path.exists(os.path.join(root_s, "dev", "kvm")))

@@ -1,0 +1,108 @@
+"""Scan ``<root>/sys/bus/pci/devices`` into a DeviceTable.
+
+The device directories are read by the core (``read_devices``: C in the
+compiled core, Python in the twin; see :mod:`gpuclass._native`).  Per device it reads
+only the attributes it needs: ``vendor``, ``device``,
+``class`` (mandatory), ``subsystem_vendor``, ``subsystem_device``,
+``revision``, ``numa_node``, ``sriov_totalvfs``/``sriov_numvfs``, ``boot_vga``
+(VGA devices only) and the names of the ``driver``, ``iommu_group`` and
+``physfn`` links.  Links are read, never followed, and an attribute that is a
+symlink is refused (``O_NOFOLLOW``); the one link that is followed, the device
+entry itself, must resolve inside ``root``.
+
+Tolerance is per attribute: a missing optional attribute is a missing value
+(-1, ``None``, no subsystem); a missing or malformed mandatory one makes that
+device a flagged row whose ``problems`` names the file.  A missing or
+unreadable root is a :class:`~gpuclass.errors.SourceError`.
+
+>>> t = scan_sysfs("/")                            # doctest: +SKIP
+>>> t.addresses()[:1], t.source                    # doctest: +SKIP
+(['0000:00:00.0'], '/sys/bus/pci/devices')
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .._native import DIRFLAGS, SYSFS_COLUMNS, SYSFS_DEFAULTS, inside, why
+from .._native import core as _core
+from ..constants import NO_ADDRESS
+from ..devices import DeviceTable
+from ..errors import SourceError
+from ..ids import parse_address
+
+__all__ = ["scan_sysfs", "PCI_DEVICES"]
+
+PCI_DEVICES = os.path.join("sys", "bus", "pci", "devices")
+_PROC_FD = "/proc/self/fd"
+_open, _readlink = os.open, os.readlink
+
+
+def _why(exc: OSError) -> str:
+    return why(exc.errno) if exc.errno else str(exc)
+
+
+def _resolved(fd: int, fallback: str) -> str:
+    """Where an open directory really is (the kernel's answer, one syscall)."""
+    try:
+        return _readlink(f"{_PROC_FD}/{fd}")
+    except OSError:  # no /proc: resolve in Python, slower but the same answer
+        return os.path.realpath(fallback)
+
+
+def scan_sysfs(root: str | os.PathLike = "/") -> DeviceTable:
+    """Every PCI device under ``<root>/sys/bus/pci/devices``, sorted by address.
+
+    ``source`` of the result is the devices directory.  Raises
+    :class:`SourceError` when ``root`` or its devices directory is missing,
+    unreadable or leads outside ``root``.
+    """
+    root_s = os.fspath(root)
+    root_real = os.path.realpath(root_s)
+    if not os.path.isdir(root_real):
+        why = "not a directory" if os.path.exists(root_real) else "no such directory"
+        raise SourceError(root_s, None, f"{why} (the root to scan)")
+    devdir = os.path.join(root_real, PCI_DEVICES)
+    try:
+        dir_fd = _open(devdir, DIRFLAGS)
+    except OSError as exc:
+        raise SourceError(devdir, None, f"cannot open the PCI devices directory: {_why(exc)}"
+                          " (is sysfs mounted under this root?)") from exc
+    try:
+        if not inside(_resolved(dir_fd, devdir), root_real):
+            raise SourceError(devdir, None, "leads outside the root")
+        try:
+            names = os.listdir(dir_fd)
+        except OSError as exc:
+            raise SourceError(devdir, None, f"cannot list: {_why(exc)}") from exc
+        return _scan_entries(dir_fd, devdir, root_real, names)
+    finally:
+        os.close(dir_fd)
+
+
+def _scan_entries(dir_fd: int, devdir: str, root_real: str, names: list[str]) -> DeviceTable:
+    keyed = []
+    for name in names:
+        addr = parse_address(name, domain=True)
+        # entries without an address sort last, by name
+        keyed.append(((0, *addr, "") if addr else (1, 0, 0, 0, 0, name), name, addr))
+    keyed.sort()
+    n = len(keyed)
+    if n == 0:
+        return DeviceTable.empty(devdir)
+    good = [name for _, name, addr in keyed if addr is not None]
+    values, drivers, problems = _core.read_devices(dir_fd, good, devdir, root_real)
+    bad = n - len(good)
+    if bad:  # not a PCI address: a flagged row with defaults and no address
+        fill = np.empty((bad, len(SYSFS_COLUMNS)), dtype=np.int64)
+        fill[:] = SYSFS_DEFAULTS
+        values = np.concatenate((values, fill))
+        drivers = [*drivers, *([None] * bad)]
+        problems = [*problems, *(f"{devdir}/{name}: not a PCI address" for _, name, _ in keyed[-bad:])]
+    addrs = np.array([addr or (0, 0, 0, NO_ADDRESS) for _, _, addr in keyed], dtype=np.int64)
+    cols = {k: values[:, j] for j, k in enumerate(SYSFS_COLUMNS)}
+    cols["has_subsystem"] = cols["has_subsystem"] != 0
+    return DeviceTable.from_columns(devdir, domain=addrs[:, 0], bus=addrs[:, 1], slot=addrs[:, 2],
+                                    function=addrs[:, 3], driver=drivers, problems=problems, **cols)

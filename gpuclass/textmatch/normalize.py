@@ -1,0 +1,128 @@
+"""Text into the token form the automaton scans, and the spellings of a name.
+
+Text is normalized byte-wise (ASCII, lower case, punctuation to spaces, line
+breaks and separators such as ``,;/()|`` to a hard break ``|`` no name can
+span), so ``Nvidia RTX™ 4000 SFF Ada Generation`` and ``RTX4000 SFF ADA`` read
+alike.  A name's spellings (:func:`variants`) split or join its letter/digit runs.
+
+>>> normalize("Nvidia RTX™ 4000 SFF-Ada (20GB)")
+' nvidia rtx 4000 sff ada | 20gb | '
+>>> name_words("GeForce GTX 1080 Ti"), split_tokens(["rtx4000"])
+(['gtx', '1080', 'ti'], ['rtx', '4000'])
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+
+__all__ = ["RS", "BRAND", "normalize", "normalize_bytes", "name_words", "split_tokens", "drop_memory",
+           "variants"]
+
+RS = 0x1F           # record separator between texts of a batch (never left in a text)
+_BREAK = ord("|")   # a hard break: no name spans it
+# Brand words dropped from names: a listing may or may not carry them.
+BRAND = frozenset({"nvidia", "geforce"})
+_UNSPLIT_LIMIT = 7  # joined-token variants for names of up to this many tokens
+
+
+def _byte_table() -> bytes:
+    table = bytearray(b" " * 256)
+    for c in b"abcdefghijklmnopqrstuvwxyz0123456789":
+        table[c] = c
+    for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        table[c] = c + 32
+    for c in b",;|()[]{}/+&:\n\r<>=\\":
+        table[c] = _BREAK
+    table[RS] = RS
+    return bytes(table)
+
+
+_TABLE = _byte_table()
+_SPACES = re.compile(rb"  +")
+_MARKS = ("\u2122", "\u00ae", "\u00a9")  # ™ ® ©
+
+
+def normalize_bytes(text: str) -> bytes:
+    """Normalize a text (or a batch joined with the record separator) into tokens."""
+    if not text.isascii():
+        if "\u00d7" in text:  # the multiplication sign of "2 × RTX ..."
+            text = text.replace("\u00d7", " x ")
+        for mark in _MARKS:  # "RTX™ 4000": a mark glued to a word, not a word break
+            if mark in text:
+                text = text.replace(mark, "")
+    raw = text.encode("ascii", "replace").translate(_TABLE)
+    if b"|" in raw:
+        raw = raw.replace(b"|", b" | ")
+    if b"  " in raw:  # one linear pass over runs of spaces
+        raw = _SPACES.sub(b" ", raw)
+    return b" " + raw.strip(b" ") + b" "
+
+
+def normalize(text: str) -> str:
+    """The token form the automaton scans: lower-case ASCII words between single spaces.
+
+    >>> normalize("Nvidia RTX™ 4000 SFF-Ada (20GB)")
+    ' nvidia rtx 4000 sff ada | 20gb | '
+    """
+    return normalize_bytes(text.replace("\x1f", " ")).decode("ascii")
+
+
+_ALNUM_SPLIT = re.compile(r"(?<=[a-z])(?=[0-9])|(?<=[0-9])(?=[a-z])")
+_UNITS = frozenset({"gb", "g", "mb", "tb"})
+
+
+def name_words(name: str) -> list[str]:
+    """A name's words as the normalizer spells them, without brand words, unless the
+    name is a bare number without them (``GeForce 6800 GT`` keeps ``geforce``)."""
+    words = [w for w in normalize(name).split() if w != "|"]
+    bare = [w for w in words if w not in BRAND]
+    return words if bare and bare[0][0].isdigit() else bare
+
+
+def split_tokens(words: list[str]) -> list[str]:
+    """Words with letter/digit runs split (``rtx4000`` -> ``rtx 4000``): the canonical tokens."""
+    out: list[str] = []
+    for w in words:
+        out.extend(_ALNUM_SPLIT.sub(" ", w).split())
+    return out
+
+
+def drop_memory(tokens: list[str]) -> list[str]:
+    """Tokens without memory sizes (``48 gb``)."""
+    out: list[str] = []
+    for t in tokens:
+        if t in _UNITS and out and out[-1].isdigit():
+            out.pop()
+            continue
+        out.append(t)
+    return out
+
+
+def variants(words: list[str], full: bool) -> Iterable[str]:
+    """Spellings of a name: as written, and with letter/digit runs split or joined.
+
+    ``full`` also tries every way of spacing or joining the canonical tokens
+    (``rtx4000 sff``, ``rtx 4000sff`` ...), for names short enough; otherwise only
+    the fully joined form is added (``l40`` never becomes ``l 40``).
+    """
+    tokens = split_tokens(words)
+    if not tokens:
+        return
+    yield " ".join(words)
+    if full:
+        yield " ".join(tokens)
+    if full and len(tokens) <= _UNSPLIT_LIMIT:
+        for seps in itertools.product((" ", ""), repeat=len(tokens) - 1):
+            yield "".join(t + s for t, s in zip(tokens, seps)) + tokens[-1]
+        return
+    joined = [tokens[0]]
+    for tok in tokens[1:]:
+        if tok[0].isdigit() != joined[-1][-1].isdigit():
+            joined[-1] += tok
+        else:
+            joined.append(tok)
+    yield " ".join(joined)
+
+

@@ -1,0 +1,51 @@
+"""``gpuclass audit`` through the installed entry point."""
+
+from __future__ import annotations
+
+import json
+
+from audit_samples import AUCTION, LSPCI
+from helpers import run
+
+
+def test_audit_feed_json(tmp_path):
+    p = tmp_path / "auction.json"
+    p.write_text(json.dumps({"server": AUCTION}))
+    proc = run("audit", str(p), "--format", "json")
+    assert proc.returncode == 1, proc.stderr  # one record lists GPU without a card
+    doc = json.loads(proc.stdout)
+    assert len(doc["reports"]) == len(AUCTION)
+    assert doc["summary"]["gpu_capable"] == 6 and doc["summary"]["slices"] == 32
+    assert proc.stderr == ""  # no progress bar: stderr is not a terminal
+
+
+def test_audit_several_files_table(tmp_path):
+    d = tmp_path / "dumps"
+    d.mkdir()
+    for name, text in LSPCI.items():
+        if name != "broken":
+            (d / name).write_text(text)
+    nd = tmp_path / "x.ndjson"
+    nd.write_text(json.dumps(AUCTION[0]) + "\n")
+    proc = run("audit", str(d), str(nd), check_rc=0)
+    assert "gex130-1" in proc.stdout and "6 servers from 6 input rows" in proc.stdout
+
+
+def test_audit_csv_and_ndjson_formats(tmp_path):
+    p = tmp_path / "ids.csv"
+    p.write_text("server,vendor,device,subvendor,subdevice,class\ns1,10de,27b0,10de,16fa,0300\n")
+    proc = run("audit", str(p), "--format", "csv", check_rc=0)
+    assert proc.stdout.splitlines()[1].startswith("1,") and "rtx-4000-sff-ada x1" in proc.stdout
+    proc = run("audit", str(p), "--format", "ndjson", check_rc=0)
+    assert json.loads(proc.stdout.splitlines()[-1])["summary"]["slices"] == 4
+
+
+def test_audit_errors(tmp_path):
+    proc = run("audit", str(tmp_path / "missing.json"))
+    assert proc.returncode == 3 and proc.stderr.count("\n") == 1
+    p = tmp_path / "x.csv"
+    p.write_text("a,b\n1,2\n")
+    proc = run("audit", str(p))
+    assert proc.returncode == 2 and "text column" in proc.stderr
+    proc = run("audit", str(p), "--format", "xml")
+    assert proc.returncode == 2

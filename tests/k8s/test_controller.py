@@ -1,0 +1,390 @@
+"""The controller wrapper: labels, capacity, the device plugin ConfigMap, pods, nodes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+
+from gpuclass.constants import GPU_LABEL
+from gpuclass.errors import InputError, ManifestError
+from gpuclass.k8s.diagnose import diagnose
+from gpuclass.k8s.labels import (device_plugin_config, device_plugin_configmap, expected_resources,
+                                 labels_patch, node_labels)
+from gpuclass.k8s.pods import SHARED_MEMORY_WARNING, too_large_message, validate_pod
+from gpuclass.models import NodeGpuSummary
+from gpuclass.provisioner import HardwareReport
+
+GPU = "nvidia.com/gpu"
+
+
+def container(name, requests=None, limits=None, **extra):
+    res = {}
+    if requests is not None:
+        res["requests"] = {GPU: requests, "cpu": "1"}
+    if limits is not None:
+        res["limits"] = {GPU: limits, "memory": "1Gi"}
+    return {"name": name, "image": "cuda", "resources": res, **extra}
+
+
+def pod(*containers, init=()):
+    spec = {"containers": list(containers)}
+    if init:
+        spec["initContainers"] = list(init)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+            "spec": spec}
+
+
+# -- labels and capacity ------------------------------------------------------------
+
+
+def test_labels_only_with_a_supported_card():
+    assert node_labels(HardwareReport.example("gtx-1080-ti")) == {GPU_LABEL: "true"}
+    assert node_labels(HardwareReport.example(None)) == {}
+    summary = NodeGpuSummary(node="n", gpu_node=False)
+    assert node_labels(summary) == {}
+    with pytest.raises(InputError):
+        node_labels({"cards": 1})
+
+
+@pytest.mark.parametrize("cards", [1, 2, 3])
+def test_capacity_is_cards_times_four(cards):
+    res = expected_resources(HardwareReport.example("rtx-pro-6000-blackwell-server", cards))
+    assert res["capacity"] == res["allocatable"] == {GPU: str(4 * cards)}
+
+
+def test_device_plugin_config_matches_the_plugin_format():
+    cfg = device_plugin_config()
+    assert cfg["version"] == "v1"
+    ts = cfg["sharing"]["timeSlicing"]
+    # the fields of api/config/v1 ReplicatedResources in NVIDIA/k8s-device-plugin
+    assert set(ts) == {"renameByDefault", "failRequestsGreaterThanOne", "resources"}
+    assert ts["failRequestsGreaterThanOne"] is True and ts["renameByDefault"] is False
+    assert ts["resources"] == [{"name": GPU, "replicas": 4}]
+    with pytest.raises(InputError, match="at least 2"):
+        device_plugin_config(1)
+
+
+def test_configmap_data_is_the_config_as_yaml():
+    cm = device_plugin_configmap(namespace="nvidia-device-plugin", key="any")
+    assert cm["kind"] == "ConfigMap" and cm["metadata"]["namespace"] == "nvidia-device-plugin"
+    assert yaml.safe_load(cm["data"]["any"]) == device_plugin_config()
+
+
+# -- the official kubernetes client reads what we generate ------------------------------
+
+k8s = pytest.importorskip("kubernetes.client")
+
+
+def deserialize(obj, klass):
+    """What the client does with an API response of ``obj``."""
+    client = k8s.ApiClient()
+    try:
+        return client.deserialize(json.dumps(obj), klass, "application/json")
+    except TypeError:  # clients before v35 take a response object
+        class _Response:
+            data = json.dumps(obj)
+        return client.deserialize(_Response(), klass)
+
+
+def test_configmap_deserializes_into_the_client_model():
+    m = deserialize(device_plugin_configmap(), "V1ConfigMap")
+    assert isinstance(m, k8s.V1ConfigMap)
+    assert m.metadata.name == "nvidia-device-plugin-config"
+    assert yaml.safe_load(m.data["config.yaml"])["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 4
+
+
+@pytest.mark.parametrize("card", ["rtx-4000-sff-ada", None])
+def test_labels_patch_deserializes_into_a_node(card):
+    m = deserialize(labels_patch(HardwareReport.example(card), "worker-1"), "V1Node")
+    assert isinstance(m, k8s.V1Node) and m.metadata.name == "worker-1"
+    assert (m.metadata.labels or {}) == ({GPU_LABEL: "true"} if card else {})
+
+
+def test_expected_resources_deserialize_into_node_status():
+    res = expected_resources(HardwareReport.example("rtx-6000-ada", 2))
+    m = deserialize({"kind": "Node", "metadata": {"name": "n"}, "status": res}, "V1Node")
+    assert m.status.capacity == {GPU: "8"} and m.status.allocatable == {GPU: "8"}
+    # and the node the controller expects diagnoses as healthy
+    node = {"kind": "Node", "metadata": {"name": "n", "labels": {GPU_LABEL: "true"}}, "status": res}
+    assert diagnose(node, HardwareReport.example("rtx-6000-ada", 2)).ok
+
+
+def test_client_models_are_accepted_as_input():
+    # the client's models take quantities as strings
+    m = deserialize(pod(container("a", limits="2")), "V1Pod")
+    v = validate_pod(m)
+    assert not v.valid and v.containers[0].slices == 2
+    node = deserialize({"kind": "Node", "metadata": {"name": "n", "labels": {GPU_LABEL: "true"}},
+                        "status": {"capacity": {GPU: "4"}, "allocatable": {GPU: "4"}}}, "V1Node")
+    assert diagnose(node).ok
+
+
+def test_validation_report_deserializes_pods_we_accept():
+    p = pod(container("a", limits="1"), init=[container("i", requests="1", limits="1")])
+    assert validate_pod(p).valid
+    assert isinstance(deserialize(p, "V1Pod"), k8s.V1Pod)
+
+
+# -- pods -------------------------------------------------------------------------------
+
+
+def test_no_gpu():
+    v = validate_pod(pod(container("web")))
+    assert v.valid and v.slices == 0 and v.warnings == [] and v.errors == []
+
+
+def test_zero_slices_is_valid():
+    v = validate_pod(pod(container("a", limits=0)))
+    assert v.valid and v.slices == 0 and v.warnings == []
+
+
+def test_one_slice_warns_about_shared_memory():
+    v = validate_pod(pod(container("a", limits=1)))
+    assert v.valid and v.slices == 1 and v.warnings == [SHARED_MEMORY_WARNING]
+    assert "memory" in SHARED_MEMORY_WARNING
+
+
+@pytest.mark.parametrize("n", [2, 3, 8])
+def test_two_or_more_slices_are_rejected_with_the_plugin_message(n):
+    v = validate_pod(pod(container("train", limits=n)))
+    assert not v.valid
+    assert v.errors == [f"spec.containers[0] (train): {too_large_message(n)}"]
+    assert f"request for 'nvidia.com/gpu: {n}' too large: maximum request size for shared " \
+           "resources is 1" in v.errors[0]
+
+
+def test_limits_alone_imply_requests():
+    v = validate_pod(pod(container("a", limits="1")))
+    c = v.containers[0]
+    assert v.valid and c.slices == 1 and c.request is None and c.limit == "1"
+
+
+def test_equal_request_and_limit_is_fine():
+    assert validate_pod(pod(container("a", requests=1, limits=1))).valid
+
+
+def test_request_without_limit_is_invalid():
+    v = validate_pod(pod(container("a", requests=1)))
+    assert not v.valid
+    assert v.errors == ["spec.containers[0].resources.limits[nvidia.com/gpu]: Required value: "
+                        "Limit must be set for non overcommitable resources"]
+
+
+def test_mismatched_request_and_limit_is_invalid():
+    v = validate_pod(pod(container("a", requests=1, limits=2)))
+    assert not v.valid
+    assert v.errors == ['spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: '
+                        '"1": must be equal to nvidia.com/gpu limit of 2']
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("500m", "must be an integer"), (0.5, "must be an integer"), ("-1", "greater than or equal to 0"),
+    ("one", "not a Kubernetes quantity"),
+])
+def test_bad_quantities(value, fragment):
+    v = validate_pod(pod(container("a", limits=value)))
+    assert not v.valid and fragment in v.errors[0]
+
+
+def test_quantity_forms_are_read_like_kubernetes():
+    for value in ("1", 1, "1000m", "1e0", "+1"):
+        v = validate_pod(pod(container("a", limits=value)))
+        assert v.valid and v.slices == 1, value
+
+
+def test_several_containers_each_checked():
+    v = validate_pod(pod(container("a", limits=1), container("b", limits=1), container("c"),
+                         container("d", limits=2)))
+    assert not v.valid and len(v.errors) == 1 and "containers[3] (d)" in v.errors[0]
+    assert [c.slices for c in v.containers] == [1, 1, 0, 2]
+    assert v.slices == 4
+    assert any("several containers" in w for w in v.warnings)
+
+
+def test_init_containers_are_checked_and_counted_one_at_a_time():
+    v = validate_pod(pod(container("app", limits=1),
+                         init=[container("warmup", limits=1), container("prep", limits=1)]))
+    assert v.valid and v.slices == 1
+    assert [(c.path, c.init) for c in v.containers] == [
+        ("spec.initContainers[0]", True), ("spec.initContainers[1]", True),
+        ("spec.containers[0]", False)]
+    bad = validate_pod(pod(container("app"), init=[container("warmup", limits=2)]))
+    assert not bad.valid and bad.errors[0].startswith("spec.initContainers[0] (warmup): request for")
+
+
+def test_sidecars_hold_their_slice_next_to_the_app():
+    sidecar = container("proxy", limits=1, restartPolicy="Always")
+    v = validate_pod(pod(container("app", limits=1), init=[sidecar]))
+    assert v.valid and v.slices == 2 and v.containers[0].sidecar
+
+
+@pytest.mark.parametrize("kind, path", [
+    ("Deployment", "spec.template.spec"), ("StatefulSet", "spec.template.spec"),
+    ("DaemonSet", "spec.template.spec"), ("Job", "spec.template.spec"),
+    ("CronJob", "spec.jobTemplate.spec.template.spec"), ("PodTemplate", "template.spec"),
+])
+def test_workloads_pod_templates(kind, path):
+    spec = {"containers": [container("train", limits=2)]}
+    obj: dict = {"kind": kind, "metadata": {"name": "w"}}
+    cur = obj
+    keys = path.split(".")
+    for k in keys[:-1]:
+        cur = cur.setdefault(k, {})
+    cur[keys[-1]] = spec
+    v = validate_pod(obj)
+    assert v.kind == kind and v.name == "w" and not v.valid
+    assert v.errors[0].startswith(f"{path}.containers[0] (train): request for")
+
+
+def test_bare_template_and_pod_spec():
+    spec = {"containers": [container("a", limits=1)]}
+    assert validate_pod(spec).kind == "PodSpec"
+    assert validate_pod({"metadata": {"labels": {}}, "spec": spec}).kind == "PodTemplateSpec"
+
+
+def test_yaml_text_and_files(tmp_path):
+    text = yaml.safe_dump(pod(container("a", limits=2)))
+    assert not validate_pod(text).valid
+    f = tmp_path / "pod.yaml"
+    f.write_text(text)
+    assert not validate_pod(f).valid
+    assert not validate_pod(str(f)).valid
+
+
+@pytest.mark.parametrize("obj, fragment", [
+    ("kind: Pod\nspec: {containers: [}\n", "line 2: malformed YAML"),
+    ({"kind": "Service", "spec": {}}, "Service has no pod template"),
+    ({"kind": "Pod", "spec": {}}, "spec.containers: missing"),
+    ({"kind": "Pod", "spec": {"containers": ["x"]}}, "expected a container"),
+    ({"kind": "Pod", "spec": {"containers": [{"name": "a", "resources": {"limits": [1]}}]}},
+     "resources.limits: expected a mapping"),
+    ("- 1\n- 2\n", "expected a pod (a mapping), got list"),
+    ("a: 1\n---\nb: 2\n", "expected one pod, found 2 documents"),
+    ({"metadata": {}}, "not a pod"),
+])
+def test_malformed_pods_raise_manifest_errors(obj, fragment):
+    with pytest.raises(ManifestError, match=re.escape(fragment)):
+        validate_pod(obj)
+
+
+# -- nodes ------------------------------------------------------------------------------
+
+
+def node(labeled=True, capacity=None, allocatable=None, labels=None, name="worker-1"):
+    lab = dict(labels or {})
+    if labeled:
+        lab[GPU_LABEL] = "true"
+    status = {"capacity": {"cpu": "20", "memory": "64Gi"}, "allocatable": {"cpu": "19"}}
+    if capacity is not None:
+        status["capacity"][GPU] = str(capacity)
+    if allocatable is not None:
+        status["allocatable"][GPU] = str(allocatable)
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": lab},
+            "status": status}
+
+
+def codes(d):
+    return [f.code for f in d.findings]
+
+
+def test_healthy_node():
+    d = diagnose(node(capacity=4, allocatable=4), HardwareReport.example("rtx-4000-sff-ada"))
+    assert d.ok and codes(d) == ["ok"] and d.expected == 4 and d.cards == 1
+
+
+def test_allocatable_zero_with_label_is_the_device_plugin():
+    d = diagnose(node(capacity=4, allocatable=0))
+    assert not d.ok and codes(d) == ["device-plugin-unhealthy"]
+    assert "not a busy GPU" in d.findings[0].message
+
+
+def test_no_gpu_resource_at_all_with_label_is_a_missing_plugin():
+    d = diagnose(node())
+    assert codes(d) == ["device-plugin-missing"] and d.capacity is None and d.allocatable is None
+    assert "missing" in d.findings[0].message
+
+
+def test_some_slices_unhealthy():
+    d = diagnose(node(capacity=8, allocatable=4))
+    assert codes(d) == ["some-slices-unhealthy"] and d.findings[0].severity == "warning"
+
+
+def test_no_label_means_no_supported_card_named_from_the_report():
+    report = HardwareReport.example(None)
+    d = diagnose(node(labeled=False), report)
+    assert codes(d) == ["no-supported-card"] and "no NVIDIA GPU" in d.findings[0].message
+
+
+def test_no_label_names_the_unsupported_card(tmp_path):
+    import fakemachine
+    import fakesys
+
+    from gpuclass.provisioner import inspect
+
+    fakemachine.write_machine(tmp_path, fakesys.turing_box())
+    d = diagnose(node(labeled=False, capacity=1, allocatable=1), inspect(tmp_path))
+    (f,) = d.findings
+    assert f.code == "no-supported-card"
+    assert "Quadro RTX 6000" in f.message and "not the RTX 6000 Ada Generation" in f.message
+    assert "a device plugin runs" in f.message
+
+
+def test_no_label_without_report_uses_gpu_feature_discovery():
+    d = diagnose(node(labeled=False, labels={"nvidia.com/gpu.product": "Quadro-RTX-6000"}))
+    assert codes(d) == ["no-supported-card"] and "Quadro-RTX-6000" in d.findings[0].message
+    plain = diagnose(node(labeled=False))
+    assert codes(plain) == ["no-supported-card"] and "gpuclass scan" in plain.findings[0].message
+
+
+def test_label_not_true_counts_as_absent():
+    n = node(labeled=False, labels={GPU_LABEL: "false"})
+    d = diagnose(n)
+    assert not d.labeled and "not \"true\"" in d.findings[0].message
+
+
+def test_supported_card_without_label_means_reprovision():
+    d = diagnose(node(labeled=False), HardwareReport.example("rtx-pro-6000-blackwell-server"))
+    assert codes(d) == ["reprovision"]
+    assert "rtx-pro-6000-blackwell-server" in d.findings[0].message
+    assert "reprovision" in d.findings[0].action
+
+
+@pytest.mark.parametrize("capacity, hint", [(1, "time-slicing is not applied"), (8, "replicas is not 4")])
+def test_capacity_not_cards_times_four_is_a_misconfigured_plugin(capacity, hint):
+    d = diagnose(node(capacity=capacity, allocatable=capacity), HardwareReport.example("gtx-1080"))
+    assert codes(d) == ["capacity-mismatch"] and hint in d.findings[0].message
+    assert d.expected == 4
+
+
+def test_capacity_mismatch_from_the_gfd_count_label():
+    d = diagnose(node(capacity=2, allocatable=2, labels={"nvidia.com/gpu.count": "2"}))
+    assert codes(d) == ["capacity-mismatch"] and d.cards == 2 and d.expected == 8
+
+
+def test_capacity_not_a_multiple_of_four_without_report():
+    assert codes(diagnose(node(capacity=6, allocatable=6))) == ["capacity-mismatch"]
+    assert diagnose(node(capacity=8, allocatable=8)).ok
+
+
+def test_label_on_a_machine_without_a_supported_card_is_stale():
+    d = diagnose(node(capacity=4, allocatable=4), HardwareReport.example(None))
+    assert codes(d) == ["stale-label"] and f"{GPU_LABEL}-" in d.findings[0].action
+
+
+def test_node_as_yaml_text():
+    d = diagnose(yaml.safe_dump(node(capacity=4, allocatable=0)))
+    assert d.node == "worker-1" and codes(d) == ["device-plugin-unhealthy"]
+
+
+@pytest.mark.parametrize("obj, fragment", [
+    ({"kind": "Pod"}, "expected a Node, got Pod"),
+    ({"kind": "Node", "metadata": {"labels": ["x"]}}, "metadata.labels: expected a mapping"),
+    ({"kind": "Node", "status": {"capacity": {GPU: "lots"}}}, "is not a quantity"),
+    ({"kind": "Node", "status": {"allocatable": {GPU: "1500m"}}}, "not a whole count"),
+])
+def test_malformed_nodes(obj, fragment):
+    with pytest.raises(ManifestError, match=fragment):
+        diagnose(obj)

@@ -1,0 +1,100 @@
+"""lspci text shared by the source tests: real output of lspci 3.9, and a hypothesis strategy
+for any DeviceTable that lspci can represent."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from gpuclass.devices import DeviceTable
+
+# Real output of lspci 3.9 (names from a current pci.ids), trimmed.
+GEX44_NNMM_D = """\
+0000:00:00.0 "Host bridge [0600]" "Intel Corporation [8086]" "Device [a700]" -r01 -p00 "Intel Corporation [8086]" "Device [7270]"
+0000:00:02.0 "VGA compatible controller [0300]" "Intel Corporation [8086]" "Raptor Lake-S GT1 [UHD Graphics 770] [a780]" -r04 -p00 "Intel Corporation [8086]" "Device [7270]"
+0000:01:00.0 "VGA compatible controller [0300]" "NVIDIA Corporation [10de]" "AD104GL [RTX 4000 SFF Ada Generation] [27b0]" -ra1 -p00 "NVIDIA Corporation [10de]" "Device [16fa]"
+0000:01:00.1 "Audio device [0403]" "NVIDIA Corporation [10de]" "AD104 High Definition Audio Controller [22bc]" -ra1 -p00 "NVIDIA Corporation [10de]" "Device [16fa]"
+0000:02:00.0 "Non-Volatile memory controller [0108]" "Samsung Electronics Co Ltd [144d]" "NVMe SSD Controller PM9A1/PM9A3/980PRO [a80a]" -p02 "Samsung Electronics Co Ltd [144d]" "SSD 980 PRO [a801]"
+"""
+
+VMM = """\
+Slot:	0000:01:00.0
+Class:	VGA compatible controller [0300]
+Vendor:	NVIDIA Corporation [10de]
+Device:	Device [2bb4]
+SVendor:	NVIDIA Corporation [10de]
+SDevice:	Device [204c]
+Rev:	a1
+ProgIf:	00
+Driver:	nvidia
+Module:	nvidia
+NUMANode:	1
+IOMMUGroup:	50
+
+Slot:	0000:01:00.1
+Class:	Audio device [0403]
+Vendor:	NVIDIA Corporation [10de]
+Device:	Device [22e8]
+Rev:	a1
+ProgIf:	00
+"""
+
+N_VK = """\
+00:00.0 0600: 8086:591f (rev 05)
+	Subsystem: 1458:5000
+	Flags: bus master, fast devsel, latency 0
+01:00.0 0300: 10de:1b80 (rev a1) (prog-if 00 [VGA controller])
+	Subsystem: 1458:3702
+	Flags: bus master, fast devsel, latency 0, IRQ 130
+	Kernel driver in use: nvidia
+	Kernel modules: nvidiafb, nouveau, nvidia
+01:00.1 0403: 10de:10f0 (rev a1)
+	Subsystem: 1458:3702
+"""
+
+NN = """\
+0000:65:00.0 VGA compatible controller [0300]: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] [10de:1e30] (rev a1)
+0000:65:00.2 USB controller [0c03]: NVIDIA Corporation TU102 USB 3.1 Host Controller [10de:1ad6] (rev a1) (prog-if 30 [XHCI])
+"""
+
+
+# -- hypothesis: any table lspci can represent survives a round trip ---------
+
+_u16 = st.integers(0, 0xFFFF)
+
+
+@st.composite
+def tables(draw, with_details: bool):
+    n = draw(st.integers(0, 12))
+    addrs = draw(st.lists(st.tuples(st.sampled_from([0, 0, 1, 0x10000, 0x100000, 0xFFFFFFFF]),
+                                    st.integers(0, 255), st.integers(0, 31), st.integers(0, 7)),
+                          min_size=n, max_size=n, unique=True))
+    name = st.one_of(st.none(), st.text(st.characters(min_codepoint=32, max_codepoint=126,
+                                                      blacklist_characters='"'),
+                                        min_size=1, max_size=20).map(str.strip).filter(bool))
+    cols = {
+        "domain": [a[0] for a in addrs], "bus": [a[1] for a in addrs],
+        "slot": [a[2] for a in addrs], "function": [a[3] for a in addrs],
+        "vendor": draw(st.lists(_u16, min_size=n, max_size=n)),
+        "device": draw(st.lists(_u16, min_size=n, max_size=n)),
+        "class_code": draw(st.lists(st.integers(0, 0xFFFFFF), min_size=n, max_size=n)),
+        "revision": draw(st.lists(st.integers(0, 255), min_size=n, max_size=n)),
+        "has_subsystem": draw(st.lists(st.booleans(), min_size=n, max_size=n)),
+    }
+    subs = draw(st.lists(st.tuples(_u16, _u16), min_size=n, max_size=n))
+    cols["subvendor"] = [s[0] if h else 0 for s, h in zip(subs, cols["has_subsystem"])]
+    cols["subdevice"] = [s[1] if h else 0 for s, h in zip(subs, cols["has_subsystem"])]
+    if with_details:
+        cols["driver"] = draw(st.lists(st.one_of(st.none(), st.from_regex(r"[a-z][a-z0-9_-]{0,12}",
+                                                                          fullmatch=True)),
+                                       min_size=n, max_size=n))
+        cols["numa_node"] = draw(st.lists(st.integers(-1, 7), min_size=n, max_size=n))
+        cols["iommu_group"] = draw(st.lists(st.integers(-1, 500), min_size=n, max_size=n))
+    texts = draw(st.booleans())
+    if texts:
+        for col in ("class_text", "vendor_text", "device_text"):
+            cols[col] = draw(st.lists(name.filter(lambda x: x is not None), min_size=n, max_size=n))
+    return DeviceTable.from_columns("hypothesis", **{k: np.array(v, dtype=np.int64)
+                                                     if k not in ("driver", "has_subsystem")
+                                                     and not k.endswith("_text") else v
+                                                     for k, v in cols.items()}), texts

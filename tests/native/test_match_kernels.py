@@ -1,0 +1,174 @@
+"""The matcher's specialized kernels: every variant, chunk edges, cached tables.
+
+The compiled core picks one of several kernels per call (subsystem rules or not,
+a subsystem mask or not, flags or not, addresses or not) and rolls up a chunk
+at a time; these tests walk each path and compare with the pure-Python twin.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from gpuclass._native import twin
+from gpuclass import constants as C
+from gpuclass._native.contract import match as MS
+from gpuclass._native.contract.match import MatchTables, build_match_tables
+from gpuclass.errors import InputError
+
+NV, AMD = 0x10DE, 0x1002
+RULES = [
+    (NV, 0x27B0, None, None, 0),
+    (NV, 0x1E30, 0x10DE, 0x12BA, 1),   # subsystem rule: Quadro RTX 6000
+    (NV, 0x1E30, 0x10DE, 0x129E, -1),  # subsystem deny
+    (NV, 0x2BB5, None, None, 1),
+    (NV, 0x2BB5, 0x10DE, 0x0000, -1),  # a deny that beats the device rule
+    (NV, 0x1B80, None, None, -1),      # device deny
+    (0x8086, 0x56C0, None, None, 2),   # a second vendor with rules
+]
+
+
+def _tables(sub_rules: bool = True):
+    rules = RULES if sub_rules else [r for r in RULES if r[2] is None]
+    # AMD: a GPU vendor without rules (its GPUs are "unsupported", not "not a GPU")
+    return build_match_tables(rules, [4, 8, 2], gpu_vendors=(NV, AMD))
+
+
+def _rows(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    pick = lambda pool, dt: rng.choice(np.array(pool, dtype=dt), n)  # noqa: E731
+    v = pick([NV, NV, AMD, 0x8086, 0x1AF4, 0x0000, 0xFFFF], np.uint16)
+    d = pick([0x27B0, 0x1E30, 0x2BB5, 0x1B80, 0x56C0, 0x0000, 0xFFFF], np.uint16)
+    sv = pick([0x10DE, 0x1028, 0x0000], np.uint16)
+    sd = pick([0x12BA, 0x129E, 0x0000, 0xFFFF], np.uint16)
+    c = pick([0x030000, 0x030200, 0x038000, 0x040300, 0x0C0330, 0x020000, 0xFFFFFF, 0], np.uint32)
+    return v, d, sv, sd, c, rng
+
+
+def _same(a, b):
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
+# a subsystem mask goes only with subsystem IDs
+VARIANTS = [p for p in itertools.product([False, True], repeat=5) if p[1] or not p[2]]
+
+
+@pytest.mark.parametrize("sub_rules,subsystem,mask,flags,slots", VARIANTS)
+def test_every_kernel_variant_matches_the_twin(compiled_core, sub_rules, subsystem, mask, flags, slots):
+    t = _tables(sub_rules)
+    n = 5000
+    v, d, sv, sd, c, rng = _rows(n, seed=sub_rules * 16 + subsystem * 8 + mask * 4 + flags * 2 + slots)
+    kw = {}
+    if mask:
+        kw["has_subsystem"] = rng.random(n) < 0.7
+    if flags:
+        kw["flags"] = rng.choice(np.array([0, 1, 2, 4, 8, 9, 15], np.uint32), n)
+    if slots:
+        kw.update(group=np.sort(rng.integers(0, 40, n)), domain=np.zeros(n, np.uint32),
+                  bus=rng.choice(np.array([1, 2], np.uint8), n), slot=rng.choice(np.array([0, 1], np.uint8), n))
+    args = (v, d, sv, sd, c) if subsystem else (v, d, None, None, c)
+    got = compiled_core.match_devices(t, *args, **kw)
+    want = twin.match_devices(t, *args, **kw)
+    _same(got, want)
+    assert (got[0] == C.SUPPORTED).any() and (got[0] == C.UNSUPPORTED).any()
+
+
+@pytest.mark.parametrize("at", [0, 1, 4095, 4096, 9999])
+def test_class_over_24_bits_reports_the_first_row(core, at):
+    v, d, sv, sd, c, _ = _rows(10_000)
+    c = c.copy()
+    c[at] = 0x1000000
+    c[-1] = 0xFFFFFFFF
+    with pytest.raises(InputError, match=f"at index {at} exceeds 0xffffff"):
+        core.match_devices(_tables(), v, d, sv, sd, c)
+
+
+def test_tables_are_read_only_and_checked_once():
+    t = _tables()
+    assert MS.is_frozen(t)
+    with pytest.raises(ValueError):
+        t.dev_lut[0] = 1
+    assert MS._check_tables(t) is t and MS._CHECKED.get(id(t)) is t
+
+
+def test_hand_made_tables_are_checked_on_every_call(core):
+    """Writable tables are never trusted from a cache: a change is seen on the next call."""
+    t = _tables()
+    loose = MatchTables(*(a.copy() for a in t))
+    assert not MS.is_frozen(loose)
+    v, d, sv, sd, c, _ = _rows(100)
+    _same(core.match_devices(loose, v, d, sv, sd, c), core.match_devices(t, v, d, sv, sd, c))
+    loose.dev_card[0] = 99
+    with pytest.raises(InputError, match="dev_card"):
+        core.match_devices(loose, v, d, sv, sd, c)
+
+
+@pytest.mark.parametrize("order", ["sorted", "random", "none"])
+def test_rollup_across_chunks_matches_the_twin(compiled_core, order):
+    rng = np.random.default_rng(5)
+    n, n_groups = 3 * 4096 + 17, 700
+    status = rng.choice(np.arange(6, dtype=np.uint8), n, p=[0.7, 0.1, 0.05, 0.05, 0.05, 0.05])
+    card = rng.integers(-1, 3, n).astype(np.int16)
+    slices = rng.integers(0, 9, n).astype(np.uint16)
+    group = None if order == "none" else rng.integers(0, n_groups, n)
+    if order == "sorted":
+        group = np.sort(group)
+    ng = 1 if group is None else n_groups
+    got = compiled_core.rollup(status, card, slices, group, ng)
+    want = twin.rollup(status, card, slices, group, ng)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert (got[:, C.R_MIXED] == 3).any() or group is None
+
+
+@pytest.mark.parametrize("bad_status,bad_group", [(4096, None), (None, 4096), (5000, 4097),
+                                                  (4100, 8191), (8192, 8192), (None, 12300)])
+def test_rollup_reports_the_first_bad_row(core, bad_status, bad_group):
+    n = 3 * 4096 + 17
+    status = np.ones(n, np.uint8)
+    group = np.zeros(n, np.int64)
+    if bad_status is not None:
+        status[bad_status] = 6
+    if bad_group is not None:
+        group[bad_group] = -1 if bad_group % 2 else 5
+    first = min(x for x in (bad_status, bad_group) if x is not None)
+    with pytest.raises(InputError, match=f"at index {first} "):
+        core.rollup(status, np.zeros(n, np.int16), np.zeros(n, np.uint16), group, 5)
+
+
+# Classes around the compiled kernel's screening (class >> 8 compared as int16
+# less 0x8000): the edges of that range, and both kinds of interesting class.
+EDGE_CLASSES = [0x000000, 0x0000FF, 0x030000, 0x0302FF, 0x040300, 0x0C0330, 0x7FFF00, 0x800000,
+                0x8000FF, 0xFFFF00, 0xFFFFFF, 0x020000]
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 2047, 2048, 2049, 4103])
+@pytest.mark.parametrize("gpu_classes,companions", [
+    ((0x0300, 0x0302), (0x0403, 0x0C03, 0x0C80)),                 # the default: screened
+    ((0x0300,), ()),                                              # one class
+    ((), ()),                                                     # no GPU class at all
+    ((0x7FFF, 0x8000, 0xFFFF, 0x0000), (0x0001,)),                # the int16 edges
+    (tuple(range(0x0300, 0x0306)), (0x0403, 0x0C03, 0x0C80)),     # nine: every row looked up
+])
+def test_screened_rows_match_the_twin(compiled_core, n, gpu_classes, companions):
+    t = build_match_tables([r for r in RULES if r[2] is None], [4, 8, 2], gpu_classes=gpu_classes,
+                           companion_classes=companions, gpu_vendors=(NV, AMD))
+    v, d, sv, sd, _, rng = _rows(n, seed=n)
+    c = rng.choice(np.array(EDGE_CLASSES, np.uint32), n)
+    flags = rng.choice(np.array([0, 1, 8, 9], np.uint32), n)
+    for kw in ({}, {"flags": flags},
+               {"flags": flags, "domain": np.zeros(n, np.uint32), "bus": np.ones(n, np.uint8),
+                "slot": (np.arange(n) % 4).astype(np.uint8)}):
+        _same(compiled_core.match_devices(t, v, d, sv, sd, c, **kw),
+              twin.match_devices(t, v, d, sv, sd, c, **kw))
+
+
+@pytest.mark.parametrize("at", [0, 8190, 10000, 10002])
+def test_class_over_24_bits_in_the_tail(core, at):
+    v, d, sv, sd, c, _ = _rows(10_003)
+    c = c.copy()
+    c[at] = 0x01030000  # its bits 8-23 name a GPU class
+    with pytest.raises(InputError, match=f"at index {at} exceeds 0xffffff"):
+        core.match_devices(_tables(), v, d, sv, sd, c)

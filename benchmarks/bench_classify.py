@@ -26,7 +26,6 @@ import numpy as np
 import pytest
 
 from gpuclass import constants as C
-from gpuclass._native.contract import match as MS
 from gpuclass._native import core
 from gpuclass.classify import compile_policy
 

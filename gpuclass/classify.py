@@ -25,11 +25,10 @@ import numpy as np
 
 from . import constants as C
 from ._native import core as _default_core
-from .constants import (COMPANION, INVALID, NOT_GPU, STATUS_NAMES, SUPPORTED, UNSUPPORTED,
-                        VIRTUAL_FUNCTION)
+from .constants import COMPANION, INVALID, NOT_GPU, STATUS_NAMES, SUPPORTED, UNSUPPORTED, VIRTUAL_FUNCTION
 from .errors import InputError
 from .pcinames import default_names, device_label, near_miss
-from .policy.compile import CompiledPolicy, compile_policy
+from .policy import CompiledPolicy, compile_policy
 
 __all__ = [
     "NOT_GPU", "SUPPORTED", "UNSUPPORTED", "COMPANION", "VIRTUAL_FUNCTION", "INVALID",

@@ -29,8 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .constants import (FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, FLAG_VF, GPU_CLASSES, NO_ADDRESS,
-                        flag_names)
+from .constants import FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, FLAG_VF, GPU_CLASSES, NO_ADDRESS, flag_names
 from .errors import InputError
 
 __all__ = [
@@ -281,7 +280,7 @@ class DeviceTable:
     def gpu_mask(self) -> np.ndarray:
         """GPU functions: class 0x0300 (VGA) or 0x0302 (3D), and not flagged."""
         base = self.class_code >> 8
-        return ((base == GPU_CLASSES[0]) | (base == GPU_CLASSES[1])) & ~self.invalid_mask()
+        return np.isin(base, GPU_CLASSES) & ~self.invalid_mask()
 
     def companion_mask(self) -> np.ndarray:
         """The other functions of a GPU card: non-GPU, non-flagged functions sharing

@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .constants import GPU_LABEL, GPU_RESOURCE, HOST_LABELS, RUNTIME_CLASS
+from .constants import GPU_CLASSES, GPU_LABEL, GPU_RESOURCE, HOST_LABELS, NVIDIA, RUNTIME_CLASS
 from .errors import SourceError
 from .models import DeviceClassification, GpuCard, NodeGpuSummary
 
@@ -112,8 +112,8 @@ class HardwareReport(BaseModel):
         ids = {c["id"]: c["match"][0][1] for c in compiled.cards}
         n = count if card is not None else 0
         device = [ids[card]] * n if card is not None else []
-        r = classify(np.full(n, 0x10DE, np.uint16), np.array(device, np.uint16), None, None,
-                     np.full(n, 0x030000, np.uint32), domain=np.zeros(n, np.uint32),
+        r = classify(np.full(n, NVIDIA, np.uint16), np.array(device, np.uint16), None, None,
+                     np.full(n, GPU_CLASSES[0] << 8, np.uint32), domain=np.zeros(n, np.uint32),
                      bus=np.arange(1, n + 1, dtype=np.uint8), slot=np.zeros(n, np.uint8),
                      function=np.zeros(n, np.uint8))
         flags = {"intel": "vmx", "amd": "svm", "vm": "hypervisor", "nested": "vmx hypervisor"}[cpu]

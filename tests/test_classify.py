@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from gpuclass import constants as C
-from gpuclass._native.contract import match as MS
 from gpuclass.classify import (COMPANION, INVALID, NOT_GPU, SUPPORTED, UNSUPPORTED,
                                VIRTUAL_FUNCTION, classify, classify_table, compile_policy,
                                summarize)

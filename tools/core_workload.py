@@ -21,7 +21,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
-from gpuclass import PciDatabase, _core_select  # noqa: E402
+from gpuclass import PciDatabase, _native  # noqa: E402
 from gpuclass.classify import classify, classify_table, compile_policy  # noqa: E402
 from gpuclass.errors import GpuclassError  # noqa: E402
 from gpuclass.db.locate import bundled_path  # noqa: E402

@@ -24,7 +24,7 @@ from .contract import match as _MS
 __all__ = ["match_devices", "rollup"]
 
 
-def _rule_maps(t: MatchTables):
+def _rule_maps(t: _MS.MatchTables):
     devices: dict[int, tuple[int, dict[int, int]]] = {}
     offsets = t.sub_offsets.tolist()
     sub_keys = t.sub_keys.tolist()

@@ -34,8 +34,17 @@ import os
 import numpy as np
 
 from ..constants import FLAG_BOOT_VGA, FLAG_PF, FLAG_VF
-from .contract.sysfs import (DEFAULTS, DIR_OUTSIDE, DIRFLAGS, MALFORMED, MANDATORY, N_VALUES,
-                             inside, link_name, problem_text)
+from .contract.sysfs import (
+    DEFAULTS,
+    DIR_OUTSIDE,
+    DIRFLAGS,
+    MALFORMED,
+    MANDATORY,
+    N_VALUES,
+    inside,
+    link_name,
+    problem_text,
+)
 
 __all__ = ["read_devices"]
 

@@ -23,7 +23,7 @@ from ..classify import classify
 from ..constants import FLAG_INVALID, UNSUPPORTED
 from ..ids import id_column
 from ..pcinames import unsupported_label
-from ..policy.compile import compile_policy
+from ..policy import compile_policy
 from .readers import CHUNK_ROWS, DEVICE_FIELDS
 from .report import ServerReport, card_entries, finish, unsupported_entries
 

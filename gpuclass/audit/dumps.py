@@ -17,7 +17,7 @@ from ..classify import classify_table
 from ..constants import SUPPORTED, UNSUPPORTED
 from ..errors import SourceError
 from ..pcinames import unsupported_label
-from ..policy.compile import compile_policy
+from ..policy import compile_policy
 from ..sources.lspci import parse_lspci
 from .report import ServerReport, card_entries, finish, unsupported_entries
 

@@ -17,8 +17,19 @@ from .devices import DeviceAuditor
 from .dumps import audit_lspci_dumps
 from .listings import TextAuditor
 from .progress import Progress
-from .readers import (KINDS, BadCsvRow, Reader, csv_rows, detect_kind, is_device_header, iter_device_csv,
-                      iter_feed, iter_ndjson, iter_parquet, iter_text_csv)
+from .readers import (
+    KINDS,
+    BadCsvRow,
+    Reader,
+    csv_rows,
+    detect_kind,
+    is_device_header,
+    iter_device_csv,
+    iter_feed,
+    iter_ndjson,
+    iter_parquet,
+    iter_text_csv,
+)
 from .report import ServerReport
 
 __all__ = ["audit_paths"]

@@ -117,27 +117,6 @@ class AuditSummary:
                 "cards": dict(sorted(self.cards.items()))}
 
 
-# -- reasons ------------------------------------------------------------------------
-
-
-def _finish(r: ServerReport) -> ServerReport:
-    """Fill in ``gpu_capable`` and a one-line reason from the cards found."""
-    r.supported_cards = sum(c["count"] for c in r.cards)
-    r.slices = sum(c["slices"] for c in r.cards)
-    r.gpu_capable = r.supported_cards > 0
-    if r.gpu_capable:
-        r.reason = ", ".join(f"{c['count']}x {c['name']}" for c in r.cards) + f": {r.slices} slices"
-        if r.unsupported_gpus:
-            r.reason += f"; mixed with {r.unsupported_gpus} unsupported GPU(s)"
-    elif r.unsupported_gpus:
-        r.reason = "unsupported GPU only: " + ", ".join(r.unsupported)
-    elif r.problems:
-        r.reason = "flagged: " + r.problems[0]
-    else:
-        r.reason = "no GPU"
-    return r
-
-
 def finish(r: ServerReport) -> ServerReport:
     """Fill in ``gpu_capable`` and a one-line reason from the cards found."""
     r.supported_cards = sum(c["count"] for c in r.cards)

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import sys
 
+NAME = "audit"
+HELP = "classify whole inventories, one report per server"
+DESCRIPTION = ("Audit server inventories: auction feeds, NDJSON, CSV, lspci dumps (directory or "
+               "archive), device tables (CSV or Parquet).")
 EXAMPLES = """examples:
   gpuclass audit auction.json                      the server auction's feed
   gpuclass audit listings.ndjson --format csv      one record per line
@@ -16,13 +20,7 @@ EXAMPLES = """examples:
   gpuclass audit ids.parquet                       server, vendor, device, subvendor, subdevice, class
   gpuclass audit listings.csv --text-column title  a text column of your own
 """
-
-
-NAME = "audit"
-HELP = 'classify whole inventories, one report per server'
-DESCRIPTION = ("Audit server inventories: auction feeds, NDJSON, CSV, lspci dumps (directory or archive), "
-               "device tables (CSV or Parquet).")
-OPTIONS = ('policy',)
+OPTIONS = ("policy",)
 
 
 def arguments(p) -> None:

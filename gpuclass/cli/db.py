@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from .options import emit_json, emit_table
 
-
+NAME = "db"
+HELP = "the PCI ID database: info, compile"
+DESCRIPTION = "Show or compile the PCI ID database in use."
 EXAMPLES = """examples:
   gpuclass db info
   gpuclass db info --db /usr/share/hwdata/pci.ids --format json
   gpuclass db compile --db pci.ids.xz
 """
-
-
-NAME = "db"
-HELP = 'the PCI ID database: info, compile'
-DESCRIPTION = ("Show or compile the PCI ID database in use.")
-OPTIONS = ('format', 'db')
+OPTIONS = ("format", "db")
 
 
 def arguments(p) -> None:

@@ -10,23 +10,21 @@ Exit codes: 0 nothing wrong found, 1 a problem found (each with its action),
 from __future__ import annotations
 
 import sys
+
 from .options import emit_json, hardware_report
 
-
+NAME = "diagnose"
+HELP = "why GPU pods do not schedule on a node"
+DESCRIPTION = ("Diagnose 'GPU not scheduling' from a Node object: missing or unhealthy device plugin, "
+               "no supported card, a card without its label, a misconfigured time-slicing capacity.")
 EXAMPLES = """examples:
   kubectl get node worker-1 -o yaml > node.yaml && gpuclass diagnose node.yaml
   kubectl get node worker-1 -o yaml | gpuclass diagnose - --root /      (on the node itself)
   gpuclass diagnose node.yaml --report report.json --format json
   kubectl get nodes -o yaml | gpuclass diagnose -                        every node
 """
-
-
-NAME = "diagnose"
-HELP = 'why GPU pods do not schedule on a node'
-DESCRIPTION = ("Diagnose 'GPU not scheduling' from a Node object: missing or unhealthy device plugin, no "
-               "supported card, a card without its label, a misconfigured time-slicing capacity.")
-OPTIONS = ('root|report', 'policy', 'format')
-OPTION_HELP = {'root': "also read this machine's hardware at DIR (run on the node itself)"}
+OPTIONS = ("root|report", "policy", "format")
+OPTION_HELP = {"root": "also read this machine's hardware at DIR (run on the node itself)"}
 
 
 def arguments(p) -> None:
@@ -34,9 +32,9 @@ def arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..k8s.objects import read_documents
-    from ..k8s.diagnose import diagnose
     from ..errors import InputError, ManifestError
+    from ..k8s.diagnose import diagnose
+    from ..k8s.objects import read_documents
     
 
     docs, source = read_documents(args.node)

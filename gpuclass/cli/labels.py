@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
+
 from .options import emit_json, emit_table, hardware_report
 
-
+NAME = "labels"
+HELP = "node labels, expected GPU capacity, device plugin config"
+DESCRIPTION = ("The labels a node with this machine's hardware carries (autopilot.syself.com/gpu=true "
+               "only with a supported card), its expected nvidia.com/gpu, a Node merge patch, or the "
+               "NVIDIA device plugin's time-slicing ConfigMap.")
 EXAMPLES = """examples:
   gpuclass labels                                node label, host label, nvidia.com/gpu
   gpuclass labels --format json
@@ -20,14 +25,7 @@ EXAMPLES = """examples:
   gpuclass labels --configmap | kubectl apply -f -
   gpuclass labels --configmap --namespace nvidia-device-plugin --format json
 """
-
-
-NAME = "labels"
-HELP = 'node labels, expected GPU capacity, device plugin config'
-DESCRIPTION = ("The labels a node with this machine's hardware carries (autopilot.syself.com/gpu=true only "
-               "with a supported card), its expected nvidia.com/gpu, a Node merge patch, or the NVIDIA "
-               "device plugin's time-slicing ConfigMap.")
-OPTIONS = ('root|report', 'policy', 'format')
+OPTIONS = ("root|report", "policy", "format")
 
 
 def arguments(p) -> None:

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-
 from ..errors import InputError
 from ..ids import parse_id
 from .options import emit_json, emit_table
 
-
+NAME = "lookup"
+HELP = "names of PCI IDs from the database"
+DESCRIPTION = "Print vendor, device and subsystem names for PCI IDs."
 EXAMPLES = """examples:
   gpuclass lookup 10de:27b0
   gpuclass lookup 10de:1e30:10de:12ba --format json
   gpuclass lookup 10de                      (a vendor alone)
 """
-
-
-NAME = "lookup"
-HELP = 'names of PCI IDs from the database'
-DESCRIPTION = ("Print vendor, device and subsystem names for PCI IDs.")
-OPTIONS = ('format', 'db')
+OPTIONS = ("format", "db")
 
 
 def arguments(p) -> None:

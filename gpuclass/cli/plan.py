@@ -9,22 +9,20 @@ need different kernel modules), 3 the machine cannot be read.
 from __future__ import annotations
 
 import sys
+
 from .options import emit_json, emit_table, hardware_report, yes
 
-
+NAME = "plan"
+HELP = "what the provisioner installs on this machine, and why"
+DESCRIPTION = ("Inspect the machine and decide: NVIDIA driver, kernel module flavour, device plugin, "
+               "secure runtime and host labels.")
 EXAMPLES = """examples:
   gpuclass plan                                  plan for this machine
   gpuclass plan --root /mnt/rescue-target
   gpuclass plan --format json > report.json      the hardware report and the plan
   gpuclass plan --report report.json             plan again from a saved report
 """
-
-
-NAME = "plan"
-HELP = 'what the provisioner installs on this machine, and why'
-DESCRIPTION = ("Inspect the machine and decide: NVIDIA driver, kernel module flavour, device plugin, secure "
-               "runtime and host labels.")
-OPTIONS = ('root|report', 'policy', 'format')
+OPTIONS = ("root|report", "policy", "format")
 
 
 def _value(d) -> str:

@@ -13,24 +13,20 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 from .options import emit_json, emit_table
 
-
+NAME = "scan"
+HELP = "classify this machine's PCI devices and GPUs"
+DESCRIPTION = ("List PCI devices with address, IDs, class, flags and their classification (status, "
+               "card, slices), then the supported cards and slice total.")
 EXAMPLES = """examples:
   gpuclass scan                              this machine: devices, cards, slices
   gpuclass scan --root /mnt/target --format json
   gpuclass scan --lspci collected/lspci-nnmm.txt
   gpuclass scan --policy allowlist.yaml      classify against another allowlist
 """
-
-
-NAME = "scan"
-HELP = "classify this machine's PCI devices and GPUs"
-DESCRIPTION = ("List PCI devices with address, IDs, class, flags and their classification (status, card, "
-               "slices), then the supported cards and slice total.")
-OPTIONS = ('root|lspci', 'policy', 'format', 'db')
-OPTION_HELP = {'root': 'scan DIR/sys/bus/pci/devices (default: /)'}
+OPTIONS = ("root|lspci", "policy", "format", "db")
+OPTION_HELP = {"root": "scan DIR/sys/bus/pci/devices (default: /)"}
 
 
 def _names(db, table, i: int) -> dict[str, str | None]:

@@ -12,21 +12,19 @@ Exit codes: 0 every pod is valid, 1 some pod is invalid, 2 usage error,
 from __future__ import annotations
 
 import sys
+
 from .options import emit_json
 
-
+NAME = "validate-pod"
+HELP = "check pods' nvidia.com/gpu requests (one slice each)"
+DESCRIPTION = ("Check every container and init container of pods and workloads: a limit alone implies "
+               "the request, requests must equal limits, and at most 1 nvidia.com/gpu per container.")
 EXAMPLES = """examples:
   gpuclass validate-pod pod.yaml
   gpuclass validate-pod deploy/*.yaml --format json
   kubectl get deploy trainer -o yaml | gpuclass validate-pod -
 """
-
-
-NAME = "validate-pod"
-HELP = "check pods' nvidia.com/gpu requests (one slice each)"
-DESCRIPTION = ("Check every container and init container of pods and workloads: a limit alone implies the "
-               "request, requests must equal limits, and at most 1 nvidia.com/gpu per container.")
-OPTIONS = ('format',)
+OPTIONS = ("format",)
 
 
 def arguments(p) -> None:
@@ -34,9 +32,9 @@ def arguments(p) -> None:
 
 
 def run(args) -> int:
+    from ..errors import ManifestError
     from ..k8s.objects import read_documents
     from ..k8s.pods import POD_TEMPLATE_KINDS, validate_pod
-    from ..errors import ManifestError
 
     results, skipped = [], []
     for path in args.files:

@@ -36,8 +36,16 @@ import numpy as np
 
 from .._native import TABLES, as_id_array, core
 from ..errors import CacheError, InputError, PciIdsError, SkippedLine
-from .cache import (ARRAYS, EagerArrays, cache_dir, link_alias, read_cache, stat_alias, sweep_temps,
-                    write_cache)
+from .cache import (
+    ARRAYS,
+    EagerArrays,
+    cache_dir,
+    link_alias,
+    read_cache,
+    stat_alias,
+    sweep_temps,
+    write_cache,
+)
 from .locate import header_info, read_pci_ids, resolve_path
 
 __all__ = ["PciDatabase", "default_database", "TABLES"]

@@ -19,10 +19,11 @@ import re
 from fractions import Fraction
 from typing import Any
 
+from ..documents import depth_limited
 from ..errors import ManifestError
 
 __all__ = ["load_documents", "read_documents", "as_object", "parse_quantity", "dig", "meta_str",
-           "depth_limited", "dump_yaml", "MAX_YAML_DEPTH"]
+           "dump_yaml"]
 
 # A Kubernetes resource.Quantity: sign, number, then a binary or decimal suffix or an exponent.
 # (``\d+(?:\.\d*)?``, not ``\d+\.?\d*``: the latter backtracks quadratically on long digit runs.)
@@ -69,32 +70,6 @@ def _yaml_error(exc: Exception, source: str | None) -> ManifestError:
     line = f"line {mark.line + 1}" if mark is not None else ""
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     return ManifestError(line, f"malformed YAML: {problem}", source)
-
-
-# Deeper YAML is refused: real manifests nest a dozen levels, and PyYAML's scanner
-# costs O(depth) per token, so a hostile "[[[[..." took seconds before failing.
-MAX_YAML_DEPTH = 100
-
-
-def depth_limited(base):
-    """A subclass of the PyYAML loader ``base`` that refuses nesting past MAX_YAML_DEPTH."""
-    import yaml
-
-    class Loader(base):
-        _depth = 0
-
-        def compose_node(self, parent, index):
-            self._depth += 1
-            try:
-                if self._depth > MAX_YAML_DEPTH:
-                    raise yaml.composer.ComposerError(
-                        None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
-                        self.peek_event().start_mark)
-                return super().compose_node(parent, index)
-            finally:
-                self._depth -= 1
-
-    return Loader
 
 
 def load_documents(text: str | bytes, source: str | None = None) -> list[Any]:

@@ -6,7 +6,8 @@
 - :mod:`~gpuclass.policy.compile`: a policy compiled into kernel tables, and the one
   ``rule_for`` ("the most specific rule wins").
 
-Names load lazily: compiling the default policy never imports pydantic.
+:func:`compile_policy` takes any of them.  The model loads lazily: compiling the
+default policy never imports pydantic.
 
 >>> from gpuclass.policy import compile_policy
 >>> compile_policy().card_ids[0]
@@ -16,22 +17,22 @@ Names load lazily: compiling the default policy never imports pydantic.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .compile import CompiledPolicy, RuleHit, compile_policy
-    from .default import DEFAULT_POLICY
-    from .files import FORMATS, format_for, load_policy
-    from .model import Card, DenyRule, MatchRule, Policy, RuleMatch
+from ..errors import InputError
+from .compile import CompiledPolicy, RuleHit, compile_default
+from .default import DEFAULT_POLICY
 
-_LAZY = {
-    "CompiledPolicy": "compile", "RuleHit": "compile", "compile_policy": "compile",
-    "DEFAULT_POLICY": "default",
-    "FORMATS": "files", "format_for": "files", "load_policy": "files",
-    "Card": "model", "DenyRule": "model", "MatchRule": "model", "Policy": "model",
-    "RuleMatch": "model",
-}
-__all__ = sorted(_LAZY)
+if TYPE_CHECKING:
+    from .files import FORMATS, format_for
+    from .model import Card, DenyRule, MatchRule, Policy, RuleMatch, load_policy
+
+__all__ = ["CompiledPolicy", "RuleHit", "compile_policy", "DEFAULT_POLICY", "FORMATS", "format_for",
+           "load_policy", "Card", "DenyRule", "MatchRule", "Policy", "RuleMatch"]
+
+_LAZY = {"FORMATS": "files", "format_for": "files", "load_policy": "model", "Card": "model",
+         "DenyRule": "model", "MatchRule": "model", "Policy": "model", "RuleMatch": "model"}
 
 
 def __getattr__(name: str) -> Any:
@@ -39,3 +40,21 @@ def __getattr__(name: str) -> Any:
     if mod is None:
         raise AttributeError(f"module 'gpuclass.policy' has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+
+
+def compile_policy(policy: Any = None) -> CompiledPolicy:
+    """Compile a policy: None (the default allowlist), a Policy, a dict, a file path or a
+    CompiledPolicy (returned as it is)."""
+    if policy is None:
+        return compile_default()
+    if isinstance(policy, CompiledPolicy):
+        return policy
+    from .model import Policy  # pydantic only when a custom policy is given
+
+    if isinstance(policy, (str, os.PathLike)):
+        policy = Policy.load(policy)
+    elif isinstance(policy, dict):
+        policy = Policy.from_data(policy)
+    if not isinstance(policy, Policy):
+        raise InputError(f"policy: expected a Policy, dict, path or None, got {type(policy).__name__}")
+    return policy.compiled()

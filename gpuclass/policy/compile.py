@@ -1,16 +1,16 @@
 """A policy compiled for the kernels: match tables, per-card facts, and the one ``rule_for``.
 
-:func:`compile_policy` takes the default allowlist (plain data, no pydantic), a
-validated :class:`~gpuclass.policy.model.Policy`, a dict, a file path or a
-:class:`CompiledPolicy`.  IDs are parsed once: the default's hex strings here,
-a custom policy's by its validation.  "The most specific rule wins" is written
+A policy arrives as plain data: the default allowlist (no pydantic), or a
+validated :class:`~gpuclass.policy.model.Policy` dumped with integer IDs.  IDs
+are parsed once: the default's hex strings here, a custom policy's by its
+validation.  "The most specific rule wins" is written
 once, in :meth:`CompiledPolicy.rule_for` (``Policy.match`` calls it); the
 kernels apply the same tables in bulk.
 
 A compiled policy pickles as its plain data (a few KiB) and unpickles into one
 cached instance per process, so workers share frozen tables.
 
->>> p = compile_policy()
+>>> p = compile_default()
 >>> p.card_ids[2], p.rule_for(0x10DE, 0x27B0, None, None)
 ('rtx-4000-sff-ada', RuleHit(card=2, rule=0, reason=None))
 >>> p.rule_for(0x10DE, 0x27B2, None, None) is None
@@ -20,16 +20,14 @@ True
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any, NamedTuple
 
 from .._native import MatchTables, build_match_tables
 from ..constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA, SLICES_PER_CARD
-from ..errors import InputError
 from ..ids import parse_id
 from .default import DEFAULT_POLICY
 
-__all__ = ["CompiledPolicy", "RuleHit", "compile_policy"]
+__all__ = ["CompiledPolicy", "RuleHit", "compile_data", "compile_default"]
 
 Rule = tuple[int, int, "int | None", "int | None"]  # vendor, device, subvendor, subdevice
 
@@ -167,18 +165,11 @@ def _default_compiled() -> CompiledPolicy:
     return _from_data(_freeze(DEFAULT_POLICY))
 
 
-def compile_policy(policy: Any = None) -> CompiledPolicy:
-    """Compile a policy: None (the default allowlist), a Policy, a dict, a file path or a CompiledPolicy."""
-    if policy is None:
-        return _default_compiled()
-    if isinstance(policy, CompiledPolicy):
-        return policy
-    from .model import Policy  # pydantic only when a custom policy is given
+def compile_data(data: dict) -> CompiledPolicy:
+    """The compiled copy of a policy given as plain data (one per distinct policy and process)."""
+    return _from_data(_freeze(data))
 
-    if isinstance(policy, (str, os.PathLike)):
-        policy = Policy.load(policy)
-    elif isinstance(policy, dict):
-        policy = Policy.from_data(policy)
-    if not isinstance(policy, Policy):
-        raise InputError(f"policy: expected a Policy, dict, path or None, got {type(policy).__name__}")
-    return policy.compiled()
+
+def compile_default() -> CompiledPolicy:
+    """The platform's allowlist, compiled (without pydantic)."""
+    return _default_compiled()

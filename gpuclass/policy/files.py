@@ -20,8 +20,7 @@ from typing import Any
 
 from ..errors import PolicyError
 
-__all__ = ["FORMATS", "format_for", "parse_document", "read_document", "dump_document",
-           "load_policy"]
+__all__ = ["FORMATS", "format_for", "parse_document", "read_document", "dump_document"]
 
 FORMATS = ("json", "yaml", "toml")
 
@@ -47,7 +46,7 @@ def _check_format(format: str) -> str:
 def _yaml_loader():
     import yaml
 
-    from ..k8s.objects import depth_limited
+    from ..documents import depth_limited
 
     class Loader(depth_limited(yaml.SafeLoader)):
         """SafeLoader that leaves unquoted numbers as text: ``0300`` is a class, not octal 192."""
@@ -107,10 +106,3 @@ def dump_document(data: Any, format: str = "json") -> str:
         return yaml.safe_dump(data, sort_keys=False)
     import tomli_w
     return tomli_w.dumps(data)
-
-
-def load_policy(path: str | os.PathLike | None = None):
-    """The policy in ``path``, or the default allowlist when None."""
-    from .model import Policy
-
-    return Policy.default() if path is None else Policy.load(path)

@@ -29,16 +29,27 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer,
-                      ValidationError, ValidationInfo, WithJsonSchema, model_validator)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ..constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA, SLICES_PER_CARD
 from ..errors import PolicyError
 from ..ids import id_value
+from .compile import CompiledPolicy, compile_data
 from .default import DEFAULT_POLICY
+from .files import dump_document, format_for, parse_document, read_document
 
-__all__ = ["MatchRule", "DenyRule", "Card", "Policy", "RuleMatch"]
+__all__ = ["MatchRule", "DenyRule", "Card", "Policy", "RuleMatch", "load_policy"]
 # Families whose GPUs the open kernel modules do not drive (Turing and newer only).
 PROPRIETARY_ONLY = frozenset({"kepler", "maxwell", "pascal", "volta"})
 
@@ -202,37 +213,27 @@ class Policy(BaseModel):
     @classmethod
     def loads(cls, text: str | bytes, format: str, *, source: str | None = None) -> "Policy":
         """Parse and validate a policy document in ``format`` (json, yaml or toml)."""
-        from .files import parse_document
-
         return cls.from_data(parse_document(text, format, source), source=source, ids_as_text=True)
 
     @classmethod
     def load(cls, path: str | os.PathLike, format: str | None = None) -> "Policy":
         """Read a policy file; the format follows the suffix unless given."""
-        from .files import read_document
-
         text, fmt, source = read_document(path, format)
         return cls.loads(text, fmt, source=source)
 
     def dumps(self, format: str = "json") -> str:
         """The policy as a document; IDs as hex strings, absent fields left out."""
-        from .files import dump_document
-
         return dump_document(self.model_dump(mode="json", exclude_none=True), format)
 
     def save(self, path: str | os.PathLike, format: str | None = None) -> Path:
         """Write the policy; the format follows the suffix unless given."""
-        from .files import format_for
-
         p = Path(path)
         p.write_text(self.dumps(format or format_for(p)), encoding="utf-8")
         return p
 
-    def compiled(self):
+    def compiled(self) -> CompiledPolicy:
         """This policy compiled for the kernels (one cached copy per distinct policy)."""
-        from .compile import _freeze, _from_data
-
-        return _from_data(_freeze(self.model_dump(mode="python")))
+        return compile_data(self.model_dump(mode="python"))
 
     # -- queries ------------------------------------------------------------------
 
@@ -281,3 +282,6 @@ def _policy_error(exc: ValidationError, source: str | None) -> PolicyError:
     return PolicyError(path, reason, errors, source)
 
 
+def load_policy(path: str | os.PathLike | None = None) -> Policy:
+    """The policy in ``path``, or the default allowlist when None."""
+    return Policy.default() if path is None else Policy.load(path)

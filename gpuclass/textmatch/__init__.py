@@ -13,8 +13,16 @@
 
 from __future__ import annotations
 
-from .matcher import (AMBIGUOUS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Mention,
-                      TextMatcher, TextMatches, default_matcher)
+from .matcher import (
+                      AMBIGUOUS_TEXT,
+                      KIND_NAMES,
+                      SUPPORTED_TEXT,
+                      UNSUPPORTED_TEXT,
+                      Mention,
+                      TextMatcher,
+                      TextMatches,
+                      default_matcher,
+)
 from .normalize import normalize
 
 __all__ = ["Mention", "TextMatcher", "TextMatches", "default_matcher", "normalize",

@@ -140,7 +140,7 @@ class TextMatcher:
     """
 
     def __init__(self, policy: Any = None, db: Any = None) -> None:
-        from ..policy.compile import compile_policy
+        from ..policy import compile_policy
 
         try:
             import ahocorasick
@@ -310,25 +310,26 @@ class TextMatcher:
                     out.append(variant)
         return out
 
-    @staticmethod
-    def _gpu_names(db: Any, allowed: set[tuple[int, int]]) -> list[tuple[int, int, str]]:
-        """Names of NVIDIA devices (and their subsystems) that are not allowlisted."""
+    def _gpu_names(self, db: Any, allowed: set[tuple[int, int]]) -> list[tuple[int, int, str]]:
+        """Names of the policy's GPU vendors' devices (and their subsystems) not allowlisted."""
         if db is None:
             return []
+        vendors = np.array(self.compiled.gpu_vendors, dtype=np.int64)
         arrays = db.arrays()
         keys = np.asarray(arrays["device_keys"]).astype(np.int64)
-        rows = np.flatnonzero((keys >> 16) == 0x10DE)
+        rows = np.flatnonzero(np.isin(keys >> 16, vendors))
         out = []
         for row, name in zip(rows.tolist(), db.names("device", rows)):
-            v, d = 0x10DE, int(keys[row]) & 0xFFFF
+            v, d = int(keys[row]) >> 16, int(keys[row]) & 0xFFFF
             if name and (v, d) not in allowed:
                 out.append((v, d, name))
         sub = np.asarray(arrays["subsys_keys"]).astype(np.uint64)
-        srows = np.flatnonzero((sub >> np.uint64(48)) == np.uint64(0x10DE))
+        srows = np.flatnonzero(np.isin((sub >> np.uint64(48)).astype(np.int64), vendors))
         for row, name in zip(srows.tolist(), db.names("subsys", srows)):
+            v = int(sub[row] >> np.uint64(48))
             d = int((sub[row] >> np.uint64(32)) & np.uint64(0xFFFF))
-            if name and (0x10DE, d) not in allowed:
-                out.append((0x10DE, d, name))
+            if name and (v, d) not in allowed:
+                out.append((v, d, name))
         return out
 
     # -- matching -----------------------------------------------------------------

@@ -333,3 +333,23 @@ def test_no_temp_files_left_behind(tmp_path, monkeypatch):
     PciDatabase.load(_ids_file(tmp_path))
     PciDatabase.load(_ids_file(tmp_path))
     assert not [p for p in os.listdir(cdir) if p.startswith(".tmp")]
+
+
+def test_vector_and_scalar_subsystem_lookups_agree_on_zero_ids():
+    """libpci looks a device-specific subsystem up only when vendor and device are both
+    non-zero; the bundled file has 14 entries under a 0000 vendor or device, and neither
+    path may name them (the scalar path then falls back like libpci)."""
+    db = default_database()
+    keys = db.arrays()["subsys_keys"].astype(np.uint64)
+    parts = [((keys >> np.uint64(s)) & np.uint64(0xFFFF)).astype(np.uint16) for s in (48, 32, 16, 0)]
+    zero = (parts[0] == 0) | (parts[1] == 0)
+    assert int(zero.sum()) == 14
+    idx = db.subsystem_index(*(p[zero] for p in parts))
+    assert (idx == -1).all()
+    rows = db.subsystem_index(*(p[~zero] for p in parts))
+    assert (rows >= 0).all()  # every other entry is found by its own key
+    for v, d, sv, sd in zip(*(p[zero].tolist() for p in parts)):
+        name = db.subsystem_name(v, d, sv, sd)
+        gensub = db._find("gensub", (sv << 16) | sd)
+        own = db.device_name(v, d) if (v, d) == (sv, sd) else None
+        assert name == (gensub or own)

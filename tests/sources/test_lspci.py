@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from lspci_samples import GEX44_NNMM_D, N_VK, NN, VMM, tables
 
 from gpuclass.constants import NO_ADDRESS
-from gpuclass.devices import DeviceTable
 from gpuclass.errors import InputError, SourceError
 from gpuclass.sources.lspci import (
     detect_format,

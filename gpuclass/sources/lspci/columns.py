@@ -117,17 +117,10 @@ def flagged(rows: list[tuple[int, str, str]], source: str) -> DeviceTable:
     cols: dict[str, list] = {k: [] for k in ("domain", "bus", "slot", "function", "problems")}
     for lineno, text, reason in rows:
         m = ADDR_ONLY.match(text)
-        if m:
-            d, b, s, f = m.groups()
-            cols["domain"].append(int(d, 16) if d else 0)
-            cols["bus"].append(int(b, 16))
-            cols["slot"].append(int(s, 16))
-            cols["function"].append(int(f))
-        else:
-            cols["domain"].append(0)
-            cols["bus"].append(0)
-            cols["slot"].append(0)
-            cols["function"].append(NO_ADDRESS)
+        addr = parse_address(m.group(0).strip()) if m else None
+        d, b, s, f = addr if addr is not None else (0, 0, 0, NO_ADDRESS)
+        for name, value in zip(ADDRESS_COLUMNS, (d, b, s, f)):
+            cols[name].append(value)
         cols["problems"].append(f"{source}:{lineno}: {reason}: {text.strip()[:120]!r}")
     n = len(rows)
     return DeviceTable.from_columns(source, vendor=np.zeros(n, np.uint16),

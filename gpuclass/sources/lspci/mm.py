@@ -19,8 +19,19 @@ from operator import itemgetter
 import numpy as np
 
 from ...devices import NUMERIC_COLUMNS, OBJECT_COLUMNS, TEXT_COLUMNS, DeviceTable
-from .columns import (ADDR, ADDRESS_COLUMNS, H2, H4, addresses, flagged, hex_fixed, hex_optional,
-                      hex_variable, named_ids, texts)
+from .columns import (
+    ADDR,
+    ADDRESS_COLUMNS,
+    H2,
+    H4,
+    addresses,
+    flagged,
+    hex_fixed,
+    hex_optional,
+    hex_variable,
+    named_ids,
+    texts,
+)
 
 __all__ = ["parse_lspci_mm"]
 

@@ -1,0 +1,171 @@
+"""The shape of the package (ARCHITECTURE.md), read from the source: imports and sizes.
+
+- no import circles between modules, lazy (in-function) imports included;
+- the library never imports the CLI;
+- nothing outside ``gpuclass._native`` imports the inside of a kernel pair;
+- no private name (``_x``) is imported from another package;
+- each layer imports only the layers below it (ARCHITECTURE.md);
+- no module over 500 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "gpuclass"
+MAX_LINES = 500
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    out = {}
+    for p in PACKAGE.rglob("*.py"):
+        parts = list(p.relative_to(PACKAGE.parent).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if is_pkg else parts)] = (p, is_pkg)
+    return out
+
+
+MODULES = _modules()
+COMPILED = {"gpuclass._core"}  # built from _core.pyx: a module, though no .py file
+
+
+def _owner(name: str) -> str:
+    """The module (or package) a dotted name lives in."""
+    while name and name not in MODULES and name not in COMPILED:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _imports(module: str) -> list[tuple[str, list[str]]]:
+    """``(imported module, names taken from it)`` for every gpuclass import in ``module``."""
+    path, is_pkg = MODULES[module]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names if a.name.split(".")[0] == "gpuclass"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")[: None if is_pkg else -1]
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "gpuclass":
+                continue
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                out.append((sub, []) if sub in MODULES or sub in COMPILED else (target, [a.name]))
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    graph = {}
+    for m in MODULES:
+        deps = {_owner(t) for t, _ in _imports(m)} - {m, ""} - COMPILED
+        graph[m] = deps
+    return graph
+
+
+def test_no_import_circles():
+    graph = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not cycles
+
+
+def test_the_library_never_imports_the_cli():
+    offenders = [m for m in MODULES if not m.startswith("gpuclass.cli") and m != "gpuclass.__main__"
+                 and any(_owner(t).startswith("gpuclass.cli") for t, _ in _imports(m))]
+    assert not offenders
+
+
+def test_kernel_pairs_are_used_through_the_chooser():
+    """Outside gpuclass._native only the package itself is imported (its core and contract names)."""
+    offenders = [(m, t) for m in MODULES if not m.startswith("gpuclass._native")
+                 for t, _ in _imports(m) if _owner(t).startswith("gpuclass._native.")]
+    assert not offenders
+
+
+def test_no_private_name_crosses_a_package():
+    def package(mod: str) -> str:
+        return mod if mod in MODULES and MODULES[mod][1] else mod.rpartition(".")[0]
+
+    offenders = []
+    for m in MODULES:
+        for target, names in _imports(m):
+            owner = _owner(target)
+            if package(owner) == package(m):
+                continue
+            # the chooser imports the compiled core by its private name, as it must
+            private = [n for n in names if n.startswith("_")
+                       and not (n == "_core" and m == "gpuclass._native")]
+            private += [part for part in target.split(".")[1:] if part.startswith("_")
+                        and part not in ("_native", "_core")]
+            if private:
+                offenders.append((m, target, private))
+    assert not offenders
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_is_a_room_that_does_too_much(module):
+    lines = MODULES[module][0].read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{module}: {lines} lines"
+
+
+# ARCHITECTURE.md's floors, lowest first; a module's floor is that of its longest prefix.
+LAYERS = [
+    ("gpuclass.errors", "gpuclass.constants", "gpuclass.ids", "gpuclass.documents"),
+    ("gpuclass._native", "gpuclass._core"),
+    ("gpuclass.devices", "gpuclass.models"),
+    ("gpuclass.db", "gpuclass.sources", "gpuclass.policy"),
+    ("gpuclass.classify", "gpuclass.pcinames", "gpuclass.textmatch"),
+    ("gpuclass.provisioner", "gpuclass.k8s", "gpuclass.audit"),
+    ("gpuclass.cli", "gpuclass.__main__", "gpuclass"),
+]
+# The one arrow up, as pandas' DataFrame.to_csv: DeviceTable.to_lspci_text imports the
+# writer on call (the writer imports nothing of devices).
+ALLOWED_UP = {("gpuclass.devices", "gpuclass.sources.lspci.write")}
+
+
+def _floor(module: str) -> int:
+    best = max((len(prefix), i) for i, floor in enumerate(LAYERS) for prefix in floor
+               if module == prefix or module.startswith(prefix + "."))
+    return best[1]
+
+
+def test_layers_import_only_downwards():
+    up = []
+    for m in MODULES:
+        for target, _ in _imports(m):
+            owner = _owner(target)
+            if owner and _floor(owner) > _floor(m) and (m, owner) not in ALLOWED_UP:
+                up.append((m, owner))
+    assert not up

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -27,9 +28,17 @@ def _entry_point():
 EXE = _entry_point()
 
 
-def run(*args, env=None, check_rc=None):
+def run(*args, env=None, check_rc=None, pure=None, stdin=None):
+    """The installed ``gpuclass`` command in a subprocess; ``pure`` True/False forces the
+    twin or the compiled core (None: the environment decides)."""
     cmd = [EXE] if EXE else [sys.executable, "-m", "gpuclass"]
-    proc = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=60)
+    env = dict(os.environ if env is None else env)
+    if pure is not None:
+        env.pop("GPUCLASS_NO_EXTENSIONS", None)
+        if pure:
+            env["GPUCLASS_NO_EXTENSIONS"] = "1"
+    proc = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, env=env,
+                          input=stdin, timeout=60)
     if check_rc is not None:
         assert proc.returncode == check_rc, proc.stderr
     return proc

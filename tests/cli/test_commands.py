@@ -3,34 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import fakemachine
 import fakesys
+import helpers
 import pytest
 import yaml
 
 
-def _entry_point():
-    beside = Path(sys.executable).with_name("gpuclass")
-    return str(beside) if beside.exists() else shutil.which("gpuclass")
-
-
-EXE = _entry_point()
-
-
 def run(*args, pure=False, stdin=None):
-    cmd = [EXE] if EXE else [sys.executable, "-m", "gpuclass.cli"]
-    env = dict(os.environ)
-    env.pop("GPUCLASS_NO_EXTENSIONS", None)
-    if pure:
-        env["GPUCLASS_NO_EXTENSIONS"] = "1"
-    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, env=env,
-                          input=stdin, timeout=60)
+    return helpers.run(*args, pure=pure, stdin=stdin)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,15 @@ read, so nothing hangs and nothing reads forever.  Whole-file reads are bounded:
 past the limit the read stops with an error naming the file and the limit.
 
 The open never blocks: a FIFO is opened non-blocking, recognised by ``fstat``
-and closed.
+and closed.  Standard input is read once: a second option naming ``-`` in the
+same process is an error rather than an empty read.
+
+Files of a *machine* (a mounted root: its ``sys/``, ``proc/``, ``dev/``) are
+opened with :func:`open_beneath` / :func:`read_beneath`: every component is
+resolved inside the root, symlinks included, so that nothing outside the root
+is ever opened (not even a directory to check where it is); a file must be
+a regular file, and is opened only once ``fstat`` of a path-only descriptor
+says so, so that a device node inside the root is never opened.
 
 >>> import tempfile, os, pathlib
 >>> d = tempfile.mkdtemp()
@@ -35,7 +43,9 @@ from typing import BinaryIO
 
 from .errors import SourceError
 
-__all__ = ["STDIN", "MiB", "LIMITS", "open_input", "read_input", "kind_of", "is_stdin"]
+__all__ = ["STDIN", "MiB", "LIMITS", "open_input", "read_input", "kind_of", "is_stdin", "input_name",
+           "DIRFLAGS", "MAX_LINKS", "walk_beneath", "open_beneath", "open_regular", "read_beneath",
+           "lstat_beneath"]
 
 STDIN = "-"
 MiB = 1 << 20
@@ -63,7 +73,28 @@ def kind_of(mode: int) -> str:
 
 
 def is_stdin(path: object) -> bool:
-    return isinstance(path, str) and path == STDIN
+    """Whether ``path`` names standard input (``-``; a file named so is ``./-``)."""
+    return isinstance(path, (str, os.PathLike)) and os.fspath(path) == STDIN
+
+
+def input_name(path: str | os.PathLike) -> str:
+    """How errors name an input: ``<stdin>`` for ``-``, else the path."""
+    return "<stdin>" if is_stdin(path) else os.fspath(path)
+
+
+# The standard input stream this process has read to its end (a second read would
+# silently see nothing: two options naming "-" in one command).
+_stdin_read: list[object] = []
+
+
+def _stdin(what: str) -> BinaryIO:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise SourceError("<stdin>", None, f"cannot read {what}: no standard input")
+    if any(s is stream for s in _stdin_read):
+        raise SourceError("<stdin>", None, f"cannot read {what}: standard input was already read "
+                                           "(name '-' for one input only)")
+    return stream
 
 
 def open_input(path: str | os.PathLike, what: str = "input", *, dir_fd: int | None = None,
@@ -74,7 +105,7 @@ def open_input(path: str | os.PathLike, what: str = "input", *, dir_fd: int | No
     refuses a symlink in the last component (``O_NOFOLLOW``).
     """
     if is_stdin(path):
-        return sys.stdin.buffer
+        return _stdin(what)
     name = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow:
@@ -93,7 +124,7 @@ def open_input(path: str | os.PathLike, what: str = "input", *, dir_fd: int | No
             raise SourceError(name, None, f"{what} is {kind_of(mode)}, not a regular file")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return open(fd, "rb")  # noqa: SIM115 - the caller closes it
     except BaseException:
         os.close(fd)
         raise
@@ -108,15 +139,198 @@ def read_input(path: str | os.PathLike, what: str = "input", limit: int | None =
     """
     if limit is None:
         limit = LIMITS.get(what, 256 * MiB)
-    name = "<stdin>" if is_stdin(path) else os.fspath(path)
+    name = input_name(path)
     fh = open_input(path, what, dir_fd=dir_fd, follow=follow)
     try:
         data = fh.read(limit + 1)
     except OSError as exc:
         raise SourceError(name, None, f"cannot read {what}: {exc.strerror or exc}") from None
     finally:
-        if fh is not sys.stdin.buffer:
+        if is_stdin(path):
+            _stdin_read.append(fh)
+        else:
             fh.close()
     if len(data) > limit:
         raise SourceError(name, None, f"{what} is larger than {limit} bytes (the limit for this input)")
     return data
+
+
+# -- files of a machine under a root ------------------------------------------------
+
+DIRFLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_PATHFLAGS = getattr(os, "O_PATH", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_READFLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+MAX_LINKS = 40  # symlinks followed in one path, as the kernel allows (then ELOOP)
+_PROC_FD = "/proc/self/fd"
+
+
+def _is_link(dir_fd: int, name: str) -> str | None:
+    try:
+        return os.readlink(name, dir_fd=dir_fd)
+    except OSError:
+        return None
+
+
+def walk_beneath(chain: list[int], path: str, owned: list[int], *, last_dir: bool = True) -> str | None:
+    """Resolve ``path`` from ``chain[-1]``, pushing the directories walked onto ``chain``.
+
+    ``chain`` holds open directories from the root down (``chain[0]`` is the
+    root); ``..`` pops one, and popping the root is :data:`errno.EXDEV`, as is
+    an absolute symlink: nothing above the root is ever looked up.  Symlinks
+    are read (never followed by the kernel) and spliced into the path, at most
+    :data:`MAX_LINKS`.  Every descriptor opened is appended to ``owned`` (the
+    caller closes them).  With ``last_dir=False`` the last component is not
+    opened but returned as it is, a file to open in ``chain[-1]`` without
+    following a link (``None`` when the path ends in ``..``).
+    """
+    parts = [p for p in path.split("/") if p not in ("", ".")][::-1]
+    links = 0
+    while parts:
+        comp = parts.pop()
+        if comp == "..":
+            if len(chain) == 1:
+                raise OSError(errno.EXDEV, "leads outside the root")
+            chain.pop()
+            continue
+        if not parts and not last_dir:
+            return comp  # a file: the caller opens it without following a link
+        try:
+            fd = os.open(comp, DIRFLAGS | _NOFOLLOW, dir_fd=chain[-1])
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                raise
+            target = _is_link(chain[-1], comp)
+            if target is None:
+                raise
+        else:
+            owned.append(fd)
+            chain.append(fd)
+            continue
+        links += 1
+        if links > MAX_LINKS:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+        if target.startswith("/"):
+            raise OSError(errno.EXDEV, "leads outside the root")
+        parts.extend(p for p in target.split("/")[::-1] if p not in ("", "."))
+    return None
+
+
+def _close_all(fds) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def open_beneath(root_fd: int, path: str) -> int:
+    """An open directory ``path`` under the open root ``root_fd``, resolved inside it.
+
+    Raises ``OSError``: ``EXDEV`` when the path (or a symlink on it) leads
+    outside the root, ``ELOOP`` past :data:`MAX_LINKS` links, or the error of
+    the component that failed.
+    """
+    chain, owned = [root_fd], []
+    try:
+        walk_beneath(chain, path, owned)
+        return os.dup(chain[-1]) if chain[-1] == root_fd else chain[-1]
+    finally:
+        _close_all(fd for fd in owned if fd != chain[-1])
+
+
+def open_regular(dir_fd: int, name: str) -> tuple[int, int]:
+    """``(fd, st_mode)``: ``name`` in ``dir_fd`` opened for reading if it is a regular file.
+
+    The file is looked at through a path-only descriptor first (``O_PATH``,
+    which opens nothing) and reopened only when ``fstat`` says it is a regular
+    file, so that a device node, FIFO or socket is never opened; a symlink is
+    never followed.  For anything else ``fd`` is -1 and ``st_mode`` says what
+    it is.  Without ``O_PATH`` (or ``/proc``) it is ``lstat``, then an open
+    that must find the same file.
+    """
+    if _PATHFLAGS & getattr(os, "O_PATH", 0):
+        pfd = os.open(name, _PATHFLAGS, dir_fd=dir_fd)
+        try:
+            st = os.fstat(pfd)
+            if not stat.S_ISREG(st.st_mode):
+                return -1, st.st_mode
+            try:
+                return os.open(f"{_PROC_FD}/{pfd}", _READFLAGS), st.st_mode
+            except FileNotFoundError:  # no /proc: the portable way below
+                pass
+        finally:
+            os.close(pfd)
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if not stat.S_ISREG(st.st_mode):
+        return -1, st.st_mode
+    fd = os.open(name, _READFLAGS | _NOFOLLOW, dir_fd=dir_fd)
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(now.st_mode):
+        os.close(fd)
+        return -1, now.st_mode
+    return fd, st.st_mode
+
+
+def _root_fd(root: str | os.PathLike) -> int:
+    return os.open(os.fspath(root), DIRFLAGS)
+
+
+def read_beneath(root: str | os.PathLike, path: str, what: str, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` under the machine root ``root``, bounded.
+
+    Nothing outside ``root`` is opened (see :func:`walk_beneath`); a symlink
+    leading out, a FIFO, a device or a directory is a :class:`SourceError`
+    that says so, and so is a file past ``limit`` (default ``LIMITS[what]``).
+    """
+    if limit is None:
+        limit = LIMITS.get(what, 256 * MiB)
+    where = os.path.join(os.fspath(root), path)
+    try:
+        rfd = _root_fd(root)
+    except OSError as exc:
+        raise SourceError(os.fspath(root), None, f"cannot open the root: {exc.strerror or exc}") from None
+    chain, owned = [rfd], [rfd]
+    try:
+        name = walk_beneath(chain, path, owned, last_dir=False)
+        if name is None:
+            raise SourceError(where, None, f"{what} is a directory, not a regular file")
+        fd, mode = open_regular(chain[-1], name)
+    except OSError as exc:
+        raise SourceError(where, None, _beneath_reason(exc, what)) from None
+    finally:
+        _close_all(owned)
+    if fd < 0:
+        raise SourceError(where, None, f"{what} is {kind_of(mode)}, not a regular file (not read)")
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise SourceError(where, None, f"cannot read {what}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise SourceError(where, None, f"{what} is larger than {limit} bytes (the limit for this input)")
+    return data
+
+
+def lstat_beneath(root: str | os.PathLike, path: str) -> os.stat_result | None:
+    """``lstat`` of ``path`` under ``root`` (its directories resolved inside the root), or
+    None when it does not exist; ``OSError`` (``EXDEV``: outside the root) otherwise."""
+    rfd = _root_fd(root)
+    chain, owned = [rfd], [rfd]
+    try:
+        name = walk_beneath(chain, path, owned, last_dir=False)
+        if name is None:
+            return os.fstat(chain[-1])
+        return os.stat(name, dir_fd=chain[-1], follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    finally:
+        _close_all(owned)
+
+
+def _beneath_reason(exc: OSError, what: str) -> str:
+    if exc.errno == errno.EXDEV:
+        return f"{what} leads outside the root (not followed)"
+    if exc.errno == errno.ELOOP:
+        return f"{what}: too many levels of symbolic links (not followed)"
+    return f"cannot read {what}: {exc.strerror or exc}"

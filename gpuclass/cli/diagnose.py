@@ -37,7 +37,8 @@ def run(args) -> int:
     from ..k8s.objects import read_documents
     
 
-    docs, source = read_documents(args.node)
+    # a node that does not read is reported in its place; the others are still diagnosed
+    docs, source = read_documents(args.node, keep_errors=True)
     if not docs:
         raise ManifestError("", "no Node object found", source)
     report = None
@@ -45,14 +46,25 @@ def run(args) -> int:
         if len(docs) > 1:
             raise InputError(f"{source} holds {len(docs)} nodes: --root/--report describe one machine")
         report = hardware_report(args)
-    results = [diagnose(doc, report, source=source) for doc in docs]
-    ok = all(d.ok for d in results)
+    results: list = []
+    for doc in docs:
+        try:
+            results.append(doc if isinstance(doc, ManifestError) else diagnose(doc, report, source=source))
+        except ManifestError as exc:
+            results.append(exc)
+    if all(isinstance(d, ManifestError) for d in results):
+        raise results[0]  # nothing could be diagnosed: the input is the problem (exit 3)
+    ok = all(not isinstance(d, ManifestError) and d.ok for d in results)
     if args.format == "json":
-        out = [d.model_dump(mode="json") | {"ok": d.ok} for d in results]
+        out = [{"ok": False, "error": str(d)} if isinstance(d, ManifestError)
+               else d.model_dump(mode="json") | {"ok": d.ok} for d in results]
         emit_json(out[0] if len(out) == 1 else out)
         return 0 if ok else 1
     lines = []
     for d in results:
+        if isinstance(d, ManifestError):
+            lines.append(f"error: {d}")
+            continue
         cap = "-" if d.capacity is None else str(d.capacity)
         alloc = "-" if d.allocatable is None else str(d.allocatable)
         exp = "unknown" if d.expected is None else str(d.expected)

@@ -98,18 +98,18 @@ def load_report(path: str):
     """A HardwareReport from JSON: the report itself, or a plan's ``{"report": ...}``."""
     from pydantic import ValidationError
 
-    from ..errors import ManifestError
+    from ..documents import DocumentError, load_json
+    from ..errors import ManifestError, SourceError
+    from ..inputs import input_name, read_input
     from ..provisioner import HardwareReport
 
-    if path == "-":
-        text = sys.stdin.read()
-    else:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+    name = input_name(path)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ManifestError(f"line {exc.lineno}", f"malformed JSON: {exc.msg}", path) from None
+        data = load_json(read_input(path, "report"))
+    except SourceError as exc:
+        raise ManifestError("", exc.reason, name) from None
+    except DocumentError as exc:
+        raise ManifestError(exc.where, exc.reason, name) from None
     if isinstance(data, dict) and isinstance(data.get("report"), dict):
         data = data["report"]
     try:
@@ -117,7 +117,7 @@ def load_report(path: str):
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
-        raise ManifestError(where, f"not a hardware report: {err['msg']}", path) from None
+        raise ManifestError(where, f"not a hardware report: {err['msg']}", name) from None
 
 
 def yes(flag: bool) -> str:

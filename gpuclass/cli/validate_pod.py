@@ -36,27 +36,40 @@ def run(args) -> int:
     from ..k8s.objects import read_documents
     from ..k8s.pods import POD_TEMPLATE_KINDS, validate_pod
 
-    results, skipped = [], []
+    results, skipped, unreadable = [], [], []
     for path in args.files:
-        docs, source = read_documents(path)
+        # a document that does not read is reported in its place; the others are still checked
+        docs, source = read_documents(path, keep_errors=True)
         for i, doc in enumerate(docs):
-            kind = doc.get("kind") if isinstance(doc, dict) else None
+            where = f"{source} (document {i + 1})" if len(docs) > 1 else source
+            if isinstance(doc, ManifestError):
+                unreadable.append({"source": source, "document": i, "error": str(doc), "exc": doc})
+                continue
+            kind = doc.get("kind")
             if kind is not None and kind not in POD_TEMPLATE_KINDS:
-                name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+                name = (doc.get("metadata") or {}).get("name")
                 skipped.append({"source": source, "document": i, "kind": kind, "name": name})
                 continue
-            v = validate_pod(doc, source=f"{source} (document {i + 1})" if len(docs) > 1 else source)
+            try:
+                v = validate_pod(doc, source=where)
+            except ManifestError as exc:
+                unreadable.append({"source": source, "document": i, "error": str(exc), "exc": exc})
+                continue
             results.append((source, i, v))
-    if not results:
+    if not results:  # nothing could be checked: the input is the problem (exit 3)
+        if unreadable:
+            raise unreadable[0].get("exc") or ManifestError("", unreadable[0]["error"])
         raise ManifestError("", "no pod or workload with a pod template found", ", ".join(args.files))
-    valid = all(v.valid for _, _, v in results)
+    for u in unreadable:
+        u.pop("exc", None)
+    valid = all(v.valid for _, _, v in results) and not unreadable
     if args.format == "json":
         emit_json({"valid": valid,
                    "objects": [{"source": s, "document": i, **v.model_dump(mode="json")}
                                for s, i, v in results],
-                   "skipped": skipped})
+                   "skipped": skipped, "unreadable": unreadable})
         return 0 if valid else 1
-    out = []
+    out = [f"INVALID document {u['document'] + 1} ({u['source']}): {u['error']}" for u in unreadable]
     for source, i, v in results:
         what = f"{v.kind}/{v.name}" if v.name else v.kind
         verdict = "valid" if v.valid else "INVALID"

@@ -36,6 +36,7 @@ import numpy as np
 
 from .._native import TABLES, as_id_array, core
 from ..errors import CacheError, InputError, PciIdsError, SkippedLine
+from ..inputs import input_name, is_stdin
 from .cache import (
     ARRAYS,
     EagerArrays,
@@ -146,13 +147,14 @@ class PciDatabase:
         lines are always reported.
         """
         src = resolve_path(path)
+        name = input_name(src)
         if not (cache and strict):
-            return cls.from_bytes(read_pci_ids(src), strict=strict, source=os.fspath(src))
+            return cls.from_bytes(read_pci_ids(src), strict=strict, source=name)
         cdir = cache_dir()
         # Fast path: an alias named by the file's identity (path, inode, size,
         # mtime) points at the content-keyed cache, so an unchanged file is
         # not even read.  The alias is only a shortcut: the content hash stays the key.
-        alias = stat_alias(cdir, src)
+        alias = None if is_stdin(src) else stat_alias(cdir, src)
         if alias is not None and alias.exists():
             try:
                 # Verified in full here, so that a damaged cache is rebuilt now
@@ -161,7 +163,7 @@ class PciDatabase:
             except CacheError:
                 pass
             else:
-                db.source = os.fspath(src)
+                db.source = name
                 return db
         data = read_pci_ids(src)
         digest = hashlib.sha256(data).hexdigest()
@@ -173,14 +175,14 @@ class PciDatabase:
             except CacheError:
                 db = None
         if db is None:
-            db = cls.from_bytes(data, strict=strict, source=os.fspath(src))
+            db = cls.from_bytes(data, strict=strict, source=name)
             db._sha256 = digest
             try:
                 db.save_compiled(cpath)
             except OSError:
                 return db  # read-only or full cache directory: parsing again next time is fine
             sweep_temps(cdir)
-        db.source = os.fspath(src)
+        db.source = name
         if alias is not None:
             link_alias(alias, cpath)
         return db
@@ -393,6 +395,9 @@ def _pair(a, b, na: str, nb: str):
     return x, y
 
 
+_stdin_database: list[PciDatabase] = []
+
+
 @functools.lru_cache(maxsize=8)
 def _default(path: str | None, stamp: tuple) -> PciDatabase:
     return PciDatabase.load(path)
@@ -404,6 +409,10 @@ def default_database(path: str | os.PathLike | None = None) -> PciDatabase:
     Reloaded when the file changes on disk.
     """
     src = resolve_path(path)
+    if is_stdin(src):  # read once per process: standard input cannot be read again
+        if not _stdin_database:
+            _stdin_database.append(PciDatabase.load(src))
+        return _stdin_database[0]
     try:
         st = src.stat()
     except OSError as exc:

@@ -20,7 +20,8 @@ import re
 import zlib
 from pathlib import Path
 
-from ..errors import PciIdsError
+from ..errors import PciIdsError, SourceError
+from ..inputs import input_name, read_input
 
 __all__ = [
     "ENV_PCI_IDS",
@@ -72,7 +73,10 @@ def system_pci_ids(root: str | os.PathLike = "/") -> Path | None:
 
 
 def resolve_path(path: str | os.PathLike | None = None) -> Path:
-    """The pci.ids to use: ``path``, else ``$GPUCLASS_PCI_IDS``, else the bundled copy."""
+    """The pci.ids to use: ``path``, else ``$GPUCLASS_PCI_IDS``, else the bundled copy.
+
+    ``-`` (standard input) stays ``Path("-")``: :func:`read_pci_ids` reads it.
+    """
     if path is not None:
         return Path(path)
     env = os.environ.get(ENV_PCI_IDS)
@@ -138,17 +142,19 @@ def _bounded(stream, name: str) -> bytes:
 
 
 def read_pci_ids(path: str | os.PathLike) -> bytes:
-    """The text of a pci.ids file; gzip, xz and bzip2 are recognised by their magic bytes.
+    """The text of a pci.ids file (``-``: standard input); gzip, xz and bzip2 are
+    recognised by their magic bytes.
 
-    A truncated or corrupt archive raises :class:`PciIdsError` rather than
-    yielding a silently shorter database.
+    The file must be a regular file (a FIFO, a device, a directory or a socket
+    is refused at once) and hold at most :data:`MAX_DECOMPRESSED` bytes, before
+    and after decompression.  A truncated or corrupt archive raises
+    :class:`PciIdsError` rather than yielding a silently shorter database.
     """
-    name = os.fspath(path)
+    name = input_name(path)
     try:
-        with open(name, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise PciIdsError(name, None, f"cannot read: {exc.strerror or exc}") from None
+        raw = read_input(path, "database", MAX_DECOMPRESSED)
+    except SourceError as exc:
+        raise PciIdsError(name, None, exc.reason) from None
     return _decompress(raw, name)
 
 

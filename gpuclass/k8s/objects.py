@@ -19,10 +19,11 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from ..documents import depth_limited
-from ..errors import ManifestError
+from ..documents import DocumentError, iter_json_lines, iter_yaml, load_json, looks_like_json
+from ..errors import ManifestError, SourceError
+from ..inputs import input_name, read_input
 
-__all__ = ["load_documents", "read_documents", "as_object", "parse_quantity", "dig", "meta_str",
+__all__ = ["load_documents", "read_documents", "check_shape", "as_object", "parse_quantity", "dig", "meta_str",
            "dump_yaml"]
 
 # A Kubernetes resource.Quantity: sign, number, then a binary or decimal suffix or an exponent.
@@ -65,48 +66,133 @@ def parse_quantity(value: Any) -> Fraction:
     return base * _SUFFIX[suffix]
 
 
-def _yaml_error(exc: Exception, source: str | None) -> ManifestError:
-    mark = getattr(exc, "problem_mark", None)
-    line = f"line {mark.line + 1}" if mark is not None else ""
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return ManifestError(line, f"malformed YAML: {problem}", source)
+def _manifest_error(exc: DocumentError, source: str | None, doc: int | None = None) -> ManifestError:
+    where = exc.where
+    if exc.line is not None and not where.startswith("line "):
+        where = f"{where} (line {exc.line})" if where else f"line {exc.line}"
+    if doc is not None:
+        where = f"document {doc}" + (f": {where}" if where else "")
+    return ManifestError(where, exc.reason, source)
+
+
+def _parsed(text: str | bytes) -> list[Any]:
+    """Every document of the text, or a DocumentError in the place of a bad one.
+
+    JSON (one document, or one per line) is read by the json module, which is
+    fast; anything else, and JSON that does not parse (a YAML flow mapping
+    starts with ``{`` too), as YAML.
+    """
+    if looks_like_json(text):
+        try:
+            return [load_json(text)]
+        except DocumentError as exc:
+            if "Extra data" in exc.reason:  # one JSON value per line (NDJSON)
+                return list(iter_json_lines(text))
+            if "malformed JSON" not in exc.reason:
+                return [exc]
+    return list(iter_yaml(text))
 
 
 def load_documents(text: str | bytes, source: str | None = None) -> list[Any]:
-    """Every document of a YAML (or JSON) stream; empty documents are dropped."""
-    import yaml  # only when there is text to read
+    """Every document of a YAML, JSON or NDJSON stream; empty documents are dropped.
 
-    try:
-        docs = list(yaml.load_all(text, Loader=depth_limited(yaml.SafeLoader)))
-    except yaml.YAMLError as exc:
-        raise _yaml_error(exc, source) from None
-    except RecursionError:  # PyYAML composes nested nodes recursively
-        raise ManifestError("", "malformed YAML: nested too deeply", source) from None
+    Anything unreadable or past a bound (see :mod:`gpuclass.documents`) is a
+    :class:`ManifestError` naming the field, the line and the document.
+    """
+    docs = _parsed(text)
+    many = len(docs) > 1
+    for i, doc in enumerate(docs):
+        if isinstance(doc, DocumentError):
+            raise _manifest_error(doc, source, i + 1 if many else None)
     return [d for d in docs if d is not None]
 
 
 def _read(path: str | os.PathLike) -> tuple[str, str]:
-    name = os.fspath(path)
-    if name == "-":
-        import sys
-
-        return sys.stdin.read(), "<stdin>"
+    name = input_name(path)
     try:
-        with open(name, encoding="utf-8") as fh:
-            return fh.read(), name
+        data = read_input(path, "manifest")
+    except SourceError as exc:
+        raise ManifestError("", exc.reason, name) from None
+    try:
+        return data.decode("utf-8-sig"), name
     except UnicodeDecodeError as exc:
-        raise ManifestError("", f"not UTF-8 text ({exc.reason})", name) from None
+        raise ManifestError("", f"not UTF-8 text ({exc.reason} at byte {exc.start})", name) from None
 
 
-def read_documents(path: str | os.PathLike) -> tuple[list[Any], str]:
-    """``(documents, source name)`` of a file (``-``: standard input); a ``List`` is unpacked."""
+def check_shape(doc: Any) -> tuple[str, str] | None:
+    """``(field path, reason)`` where a Kubernetes object has the wrong shape, or None.
+
+    The fields every object shares must have their types: the object and its
+    ``metadata``, ``spec`` and ``status`` are mappings, ``apiVersion``, ``kind``
+    and ``metadata``'s names strings, labels and annotations maps of strings.
+
+    >>> check_shape({"kind": "Pod", "metadata": {"labels": {"a": 1}}})
+    ('metadata.labels.a', 'expected a string, got int')
+    """
+    if not isinstance(doc, dict):
+        return "", f"expected an object (a mapping), got {type(doc).__name__}"
+    for key in ("apiVersion", "kind"):
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            return key, f"expected a string, got {type(doc[key]).__name__}"
+    for key in ("metadata", "spec", "status"):
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            return key, f"expected a mapping, got {type(doc[key]).__name__}"
+    meta = doc.get("metadata") or {}
+    for key in ("name", "namespace", "generateName", "uid", "resourceVersion"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            return f"metadata.{key}", f"expected a string, got {type(meta[key]).__name__}"
+    for key in ("labels", "annotations"):
+        values = meta.get(key)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            return f"metadata.{key}", f"expected a mapping, got {type(values).__name__}"
+        for k, v in values.items():
+            if not isinstance(k, str):
+                return f"metadata.{key}", f"keys must be strings, found {type(k).__name__}"
+            if v is not None and not isinstance(v, str):
+                return f"metadata.{key}.{k}", f"expected a string, got {type(v).__name__}"
+    return None
+
+
+def read_documents(path: str | os.PathLike, *, keep_errors: bool = False) -> tuple[list[Any], str]:
+    """``(documents, source name)`` of a file (``-``: standard input); a ``List`` is unpacked.
+
+    The file is a regular file of at most ``LIMITS["manifest"]`` bytes.  Each
+    document (each item of a ``List``) must read and have the shape of a
+    Kubernetes object (:func:`check_shape`); a bad one is a
+    :class:`ManifestError` naming the document and the field.  With
+    ``keep_errors`` that error takes the bad document's place and the others
+    are still returned (one bad document never loses the rest).
+    """
     text, name = _read(path)
+    docs = [d for d in _parsed(text) if d is not None]
+    many = len(docs) > 1
     out: list[Any] = []
-    for doc in load_documents(text, name):
-        if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
-            out.extend(doc["items"])
-        else:
-            out.append(doc)
+    for i, doc in enumerate(docs):
+        if isinstance(doc, DocumentError):
+            err = _manifest_error(doc, name, i + 1 if many else None)
+            if not keep_errors:
+                raise err
+            out.append(err)
+            continue
+        items, prefix = [doc], ""
+        if isinstance(doc, dict) and doc.get("kind") == "List":
+            if not isinstance(doc.get("items"), list):
+                items = [ManifestError("items", "expected a list, got "
+                                       f"{type(doc.get('items')).__name__}", name)]
+            else:
+                items, prefix = doc["items"], "items"
+        for j, item in enumerate(items):
+            bad = check_shape(item) if not isinstance(item, ManifestError) else None
+            if bad is not None:
+                where = ".".join(p for p in (f"{prefix}[{j}]" if prefix else "", bad[0]) if p)
+                if many:
+                    where = f"document {i + 1}" + (f": {where}" if where else "")
+                item = ManifestError(where, bad[1], name)
+            if isinstance(item, ManifestError) and not keep_errors:
+                raise item
+            out.append(item)
     return out, name
 
 

@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import PolicyError
+from ..errors import PolicyError, SourceError
+from ..inputs import input_name, is_stdin, read_input
 
 __all__ = ["FORMATS", "format_for", "parse_document", "read_document", "dump_document"]
 
@@ -46,10 +47,10 @@ def _check_format(format: str) -> str:
 def _yaml_loader():
     import yaml
 
-    from ..documents import depth_limited
+    from ..documents import default_yaml_loader
 
-    class Loader(depth_limited(yaml.SafeLoader)):
-        """SafeLoader that leaves unquoted numbers as text: ``0300`` is a class, not octal 192."""
+    class Loader(default_yaml_loader()):
+        """The safe loader, leaving unquoted numbers as text: ``0300`` is a class, not octal 192."""
 
     Loader.yaml_implicit_resolvers = {
         k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
@@ -59,7 +60,11 @@ def _yaml_loader():
 
 
 def parse_document(text: str | bytes, format: str, source: str | None = None) -> Any:
-    """A policy document's data; malformed text is a :class:`PolicyError` naming ``source``."""
+    """A policy document's data; malformed text, or text past a bound of
+    :mod:`gpuclass.documents` (nesting, integer size, aliases), is a
+    :class:`PolicyError` naming ``source`` and the field."""
+    from ..documents import DocumentError, check_tree, load_json, load_yaml
+
     fmt = _check_format(format)
     if isinstance(text, bytes):
         try:
@@ -68,32 +73,58 @@ def parse_document(text: str | bytes, format: str, source: str | None = None) ->
             raise PolicyError("", f"not UTF-8 at byte {exc.start}", source=source) from None
     try:
         if fmt == "json":
-            return json.loads(text)
+            return load_json(text)
         if fmt == "yaml":
-            import yaml
-            try:
-                return yaml.load(text, Loader=_yaml_loader())
-            except yaml.YAMLError as exc:
-                raise ValueError(" ".join(str(exc).split())) from None
+            docs = load_yaml(text, _yaml_loader())
+            if len(docs) > 1:
+                raise PolicyError("", f"not valid YAML: {len(docs)} documents, expected one",
+                                  source=source)
+            return docs[0] if docs else None
         if sys.version_info >= (3, 11):
             import tomllib
         else:  # pragma: no cover
             import tomli as tomllib
-        return tomllib.loads(text)
-    except ValueError as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
+        data = tomllib.loads(text)
+        check_tree(data)
+        return data
+    except DocumentError as exc:
+        if exc.where.startswith("line ") or not exc.where:  # no field: the place is the line
+            where = f"{exc.where}: " if exc.where else (f"line {exc.line}: " if exc.line else "")
+            raise PolicyError("", f"not valid {fmt.upper()}: {where}{exc.reason}", source=source) from None
+        where = f"{exc.where} (line {exc.line})" if exc.line else exc.where
+        raise PolicyError(where, f"not valid {fmt.upper()}: {exc.reason}", source=source) from None
+    except ValueError as exc:  # TOMLDecodeError is a ValueError
         raise PolicyError("", f"not valid {fmt.upper()}: {exc}", source=source) from None
-    except RecursionError:  # all three parsers recurse per nesting level
+    except RecursionError:  # the TOML parser recurses per nesting level
         raise PolicyError("", f"not valid {fmt.upper()}: nested too deeply", source=source) from None
 
 
 def read_document(path: str | os.PathLike, format: str | None = None) -> tuple[bytes, str, str]:
-    """``(bytes, format, source name)`` of a policy file; the format follows the suffix unless given."""
-    p = Path(path)
-    fmt = format or format_for(p)
+    """``(bytes, format, source name)`` of a policy file (``-``: standard input).
+
+    The format follows the suffix unless given; standard input is JSON when it
+    starts with ``{``, TOML when it reads as TOML, else YAML.  The file must be
+    a regular file of at most ``LIMITS["policy"]`` bytes.
+    """
+    name = input_name(path)
     try:
-        return p.read_bytes(), fmt, str(p)
-    except OSError as exc:
-        raise PolicyError("", f"cannot read: {exc.strerror or exc}", source=str(p)) from None
+        data = read_input(path, "policy")
+    except SourceError as exc:
+        raise PolicyError("", exc.reason, source=name) from None
+    fmt = format or (_sniff(data) if is_stdin(path) else format_for(path))
+    return data, fmt, name
+
+
+def _sniff(data: bytes) -> str:
+    """The format of a document without a file name: JSON, TOML or YAML."""
+    head = data.lstrip()[:1]
+    if head in (b"{", b"["):
+        return "json"
+    try:
+        parse_document(data, "toml")
+    except PolicyError:
+        return "yaml"
+    return "toml"
 
 
 def dump_document(data: Any, format: str = "json") -> str:

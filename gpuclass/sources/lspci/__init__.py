@@ -29,6 +29,7 @@ import os
 
 from ...devices import DeviceTable
 from ...errors import SourceError
+from ...inputs import input_name, read_input
 from .columns import ADDR_ONLY
 from .mm import parse_lspci_mm
 from .n import parse_lspci_n
@@ -73,11 +74,7 @@ def parse_lspci(text: str, fmt: str | None = None, source: str = "lspci") -> Dev
 
 
 def read_lspci(path: str | os.PathLike, fmt: str | None = None) -> DeviceTable:
-    """Parse an lspci dump file; an unreadable file is a :class:`SourceError`."""
-    path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise SourceError(path, None, exc.strerror or str(exc)) from exc
-    return parse_lspci(text, fmt, source=path)
+    """Parse an lspci dump file (``-``: standard input); an unreadable file, or one that
+    is not a regular file or is larger than ``LIMITS["lspci"]``, is a :class:`SourceError`."""
+    text = read_input(path, "lspci").decode("utf-8", errors="replace")
+    return parse_lspci(text, fmt, source=input_name(path))

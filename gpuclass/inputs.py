@@ -44,7 +44,7 @@ from typing import BinaryIO
 from .errors import SourceError
 
 __all__ = ["STDIN", "MiB", "LIMITS", "open_input", "read_input", "kind_of", "is_stdin", "input_name",
-           "DIRFLAGS", "MAX_LINKS", "walk_beneath", "open_beneath", "open_regular", "read_beneath",
+           "DIRFLAGS", "MAX_LINKS", "MAX_WALK", "MAX_PATH", "walk_beneath", "open_beneath", "open_regular", "read_beneath",
            "lstat_beneath"]
 
 STDIN = "-"
@@ -162,6 +162,8 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _PATHFLAGS = getattr(os, "O_PATH", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _READFLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 MAX_LINKS = 40  # symlinks followed in one path, as the kernel allows (then ELOOP)
+MAX_WALK = 64   # directories from the root down one walk may hold open
+MAX_PATH = 2 * 4096  # bytes of path left to walk, links spliced in
 _PROC_FD = "/proc/self/fd"
 
 
@@ -172,7 +174,8 @@ def _is_link(dir_fd: int, name: str) -> str | None:
         return None
 
 
-def walk_beneath(chain: list[int], path: str, owned: list[int], *, last_dir: bool = True) -> str | None:
+def walk_beneath(chain: list[int], path: str, owned: list[int], *, last_dir: bool = True,
+                 opener=os.open) -> str | None:
     """Resolve ``path`` from ``chain[-1]``, pushing the directories walked onto ``chain``.
 
     ``chain`` holds open directories from the root down (``chain[0]`` is the
@@ -182,8 +185,12 @@ def walk_beneath(chain: list[int], path: str, owned: list[int], *, last_dir: boo
     :data:`MAX_LINKS`.  Every descriptor opened is appended to ``owned`` (the
     caller closes them).  With ``last_dir=False`` the last component is not
     opened but returned as it is, a file to open in ``chain[-1]`` without
-    following a link (``None`` when the path ends in ``..``).
+    following a link (``None`` when the path ends in ``..``).  The bounds are the
+    compiled sysfs reader's: :data:`MAX_LINKS` links, :data:`MAX_WALK` directories
+    below the root, paths of :data:`MAX_PATH` bytes.
     """
+    if len(path) >= MAX_PATH:
+        raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
     parts = [p for p in path.split("/") if p not in ("", ".")][::-1]
     links = 0
     while parts:
@@ -195,8 +202,10 @@ def walk_beneath(chain: list[int], path: str, owned: list[int], *, last_dir: boo
             continue
         if not parts and not last_dir:
             return comp  # a file: the caller opens it without following a link
+        if len(os.fsencode(comp)) > 255:
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
         try:
-            fd = os.open(comp, DIRFLAGS | _NOFOLLOW, dir_fd=chain[-1])
+            fd = opener(comp, DIRFLAGS | _NOFOLLOW, dir_fd=chain[-1])
         except OSError as exc:
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
                 raise
@@ -205,14 +214,21 @@ def walk_beneath(chain: list[int], path: str, owned: list[int], *, last_dir: boo
                 raise
         else:
             owned.append(fd)
+            if len(chain) >= MAX_WALK:
+                raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
             chain.append(fd)
             continue
+        if len(os.fsencode(target)) >= MAX_PATH // 2:
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
         links += 1
         if links > MAX_LINKS:
             raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
         if target.startswith("/"):
             raise OSError(errno.EXDEV, "leads outside the root")
-        parts.extend(p for p in target.split("/")[::-1] if p not in ("", "."))
+        new = [p for p in target.split("/") if p not in ("", ".")]
+        if sum(len(os.fsencode(p)) + 1 for p in (*new, *parts)) >= MAX_PATH:
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG))
+        parts.extend(new[::-1])
     return None
 
 

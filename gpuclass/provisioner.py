@@ -144,6 +144,11 @@ def inspect(root: str | os.PathLike = "/", *, policy=None, db=None) -> HardwareR
     """Scan the machine at ``root``: its PCI devices (``sys/bus/pci/devices``) and
     CPU (``proc/cpuinfo``, ``dev/kvm``), classified against ``policy``.
 
+    Every file is read inside ``root`` (nothing outside it is opened, a link out of
+    it is never followed) and must be a regular file (``dev/kvm``: the device); a
+    FIFO, device node or symlink where a file belongs is a flagged device or a
+    warning, never read.
+
     A missing PCI tree raises :class:`~gpuclass.errors.SourceError`; a missing
     ``proc/cpuinfo`` (a mounted disk rather than a live system) leaves ``cpu``
     unset with a warning, and :func:`plan` then leaves the secure runtime out.
@@ -163,10 +168,13 @@ def inspect(root: str | os.PathLike = "/", *, policy=None, db=None) -> HardwareR
     result = classify_table(table, policy)
     warnings = []
     try:
-        cpu: CpuReport | None = CpuReport.from_facts(cpu_facts(root_s))
+        facts = cpu_facts(root_s)
     except SourceError as exc:
         cpu = None
         warnings.append(f"CPU facts unavailable ({exc}); the secure runtime is left out")
+    else:
+        cpu = CpuReport.from_facts(facts)
+        warnings += list(facts.problems)
     return _report(root_s, table.source, len(table), result, cpu, warnings, db)
 
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 import fakesys
 
@@ -32,6 +33,13 @@ CPUS = {
 }
 
 
+def make_kvm(root) -> None:
+    """``dev/kvm`` as the kernel has it: character device 10:232 (mknod needs root, which the
+    test machines and CI have)."""
+    os.makedirs(os.path.join(root, "dev"), exist_ok=True)
+    os.mknod(os.path.join(root, "dev", "kvm"), stat.S_IFCHR | 0o660, os.makedev(10, 232))
+
+
 def write_machine(root, devices, cpu: str | None = "intel", kvm: bool | None = None) -> str:
     """Write ``devices`` and a CPU of kind ``cpu`` (None: no proc/ at all) under ``root``."""
     root = os.fspath(root)
@@ -42,8 +50,7 @@ def write_machine(root, devices, cpu: str | None = "intel", kvm: bool | None = N
         with open(os.path.join(root, "proc", "cpuinfo"), "w") as fh:
             fh.write(text)
         if has_kvm if kvm is None else kvm:
-            os.makedirs(os.path.join(root, "dev"), exist_ok=True)
-            open(os.path.join(root, "dev", "kvm"), "w").close()
+            make_kvm(root)
     return root
 
 

@@ -25,11 +25,11 @@ from .contract.args import as_id_array, as_key_array, as_unsigned
 from .contract.match import MatchTables, build_match_tables
 from .contract.pciids import KEY_DTYPES, TABLES
 from .contract.sysfs import DEFAULTS as SYSFS_DEFAULTS
-from .contract.sysfs import DIRFLAGS, inside, why
+from .contract.sysfs import DIRFLAGS, Root, why
 from .contract.sysfs import VALUE_COLUMNS as SYSFS_COLUMNS
 
 __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "build_match_tables",
-           "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "inside", "why",
+           "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "Root", "why",
            "as_id_array", "as_key_array", "as_unsigned"]
 
 compiled: ModuleType | None = None

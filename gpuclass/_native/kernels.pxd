@@ -58,6 +58,7 @@ cdef extern from "gpuclass_codes.h":
         K_PROGIF "GPUCLASS_K_PROGIF"
         MAX_LINE "GPUCLASS_MAX_LINE"
         SV_N "GPUCLASS_SV_N"
+        OPT_N "GPUCLASS_OPT_N"
 
 
 cdef extern from "gpuclass_pciids.h":
@@ -117,9 +118,11 @@ cdef extern from "gpuclass_sysfs.h":
         int code[3]
         int raw_len[3]
         char raw[3][64]
+        int ocode[8]
+        int oraw_len[8]
+        char oraw[8][32]
         Py_ssize_t driver_len
         char driver[256]
-    void gpuclass_read_devices(int dir_fd, int root_fd, const char** rel, const char** name,
-                               const char** where, const char* root, size_t rlen, SysDev* devs,
-                               Py_ssize_t n, int threads) noexcept nogil
+    void gpuclass_read_devices(int dir_fd, const int* chain, int depth, const char** rel,
+                               const char** name, SysDev* devs, Py_ssize_t n, int threads) noexcept nogil
     int GPUCLASS_SYSFS_C

@@ -10,9 +10,11 @@ Per device it reads only ``vendor``, ``device``, ``class`` (mandatory),
 ``subsystem_vendor``, ``subsystem_device``, ``revision``, ``numa_node``,
 ``sriov_totalvfs``/``sriov_numvfs``, ``boot_vga`` (display devices only), and
 the names of the ``driver``, ``iommu_group`` and ``physfn`` links, which are
-read, never followed.  An attribute that is a symlink is refused
-(``O_NOFOLLOW``); the device entry itself, the one link that is followed, must
-resolve inside ``root``.
+read, never followed.  Only a regular file is opened as an attribute (a FIFO or
+a device node is flagged, never opened), never through a symlink, and at most 64
+bytes are read.  The device entry is resolved inside ``root`` without ever
+looking above it (:func:`gpuclass.inputs.walk_beneath`; the compiled core uses
+``openat2(RESOLVE_BENEATH)`` where the kernel has it, and the same walk where not).
 
 >>> import os, shutil, tempfile
 >>> d = tempfile.mkdtemp()
@@ -20,7 +22,7 @@ resolve inside ``root``.
 ...     with open(os.path.join(d, k), "w") as fh:
 ...         _ = fh.write(v + "\\n")
 >>> fd = os.open(os.path.dirname(d), os.O_RDONLY)
->>> values, drivers, problems = read_devices(fd, [os.path.basename(d)], "/sys", "/")
+>>> values, drivers, problems = read_devices(fd, [os.path.basename(d)], "/sys", None)
 >>> os.close(fd); shutil.rmtree(d)
 >>> [hex(x) for x in values[0, :2]], drivers, problems
 (['0x10de', '0x27b0'], [None], [None])
@@ -30,41 +32,98 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
 import numpy as np
 
 from ..constants import FLAG_BOOT_VGA, FLAG_PF, FLAG_VF
+from ..inputs import walk_beneath
 from .contract.sysfs import (
+    AT_BLK,
+    AT_CHR,
+    AT_FIFO,
+    AT_OTHER,
+    AT_RANGE,
+    AT_SOCK,
     DEFAULTS,
     DIR_OUTSIDE,
     DIRFLAGS,
     MALFORMED,
     MANDATORY,
     N_VALUES,
-    inside,
+    OPTIONAL,
+    dec_value,
     link_name,
     problem_text,
 )
 
 __all__ = ["read_devices"]
 
-# O_NONBLOCK: a FIFO or a tty planted in a mounted root must not block the scan
-# (regular and sysfs files ignore it).
+_PATHFLAGS = getattr(os, "O_PATH", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
              | getattr(os, "O_NONBLOCK", 0))
+_REOPEN = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _PROC_FD = "/proc/self/fd"
 _HEXDIGITS = b"0123456789abcdefABCDEF"
-_DECDIGITS = b"0123456789"
+_OPT = {name: k for k, name in enumerate(OPTIONAL)}
 # module-level names: fewer lookups in the hot loop (and one place for tests to watch)
-_open, _read, _close, _readlink = os.open, os.read, os.close, os.readlink
+_open, _read, _close, _readlink, _fstat = os.open, os.read, os.close, os.readlink, os.fstat
 
 
-def _read_attr(dir_fd: int, name: str) -> bytes | int:
-    """An attribute's bytes, read without following links, or the negative errno."""
+def _mode_code(mode: int) -> int:
+    if stat.S_ISLNK(mode):
+        return errno.ELOOP
+    if stat.S_ISDIR(mode):
+        return errno.EISDIR
+    for test, code in ((stat.S_ISFIFO, AT_FIFO), (stat.S_ISCHR, AT_CHR), (stat.S_ISBLK, AT_BLK),
+                       (stat.S_ISSOCK, AT_SOCK)):
+        if test(mode):
+            return code
+    return AT_OTHER
+
+
+def _open_attr(dir_fd: int, name: str) -> int:
+    """An fd for a regular-file attribute, or minus its errno / AT_* code.
+
+    Looked at through an ``O_PATH`` descriptor (which opens nothing) and reopened only
+    once ``fstat`` says it is a regular file: a FIFO or device node is never opened.
+    """
+    if _PATHFLAGS & getattr(os, "O_PATH", 0):
+        try:
+            pfd = _open(name, _PATHFLAGS, dir_fd=dir_fd)
+        except OSError as exc:
+            return -(exc.errno or errno.EIO)
+        try:
+            mode = _fstat(pfd).st_mode
+            if not stat.S_ISREG(mode):
+                return -_mode_code(mode)
+            try:
+                return _open(f"{_PROC_FD}/{pfd}", _REOPEN)
+            except FileNotFoundError:  # no /proc: the portable way below
+                pass
+            except OSError as exc:
+                return -(exc.errno or errno.EIO)
+        finally:
+            _close(pfd)
     try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            return -_mode_code(st.st_mode)
         fd = _open(name, _NOFOLLOW, dir_fd=dir_fd)
     except OSError as exc:
         return -(exc.errno or errno.EIO)
+    now = _fstat(fd)
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(now.st_mode):
+        _close(fd)
+        return -(AT_OTHER if stat.S_ISREG(now.st_mode) else _mode_code(now.st_mode))
+    return fd
+
+
+def _read_attr(dir_fd: int, name: str) -> bytes | int:
+    """An attribute's bytes (at most 64), or its negative errno / attribute code."""
+    fd = _open_attr(dir_fd, name)
+    if fd < 0:
+        return fd
     try:
         # sysfs attributes are a few bytes; 64 bounds a hostile or corrupt file
         return _read(fd, 64)
@@ -74,9 +133,41 @@ def _read_attr(dir_fd: int, name: str) -> bytes | int:
         _close(fd)
 
 
-def _hex_value(raw: bytes | int, width: int) -> int | None:
+def _flagged(code: int) -> bool:
+    """A read that failed because the file is not a regular file: a flagged fact."""
+    return code in (errno.ELOOP, errno.EISDIR) or AT_FIFO <= code <= AT_OTHER
+
+
+class _Optional:
+    """The flagged optional attributes of one device: index -> (code, bytes)."""
+
+    def __init__(self) -> None:
+        self.bad: dict[int, tuple[int, bytes]] = {}
+
+    def read(self, dir_fd: int, name: str) -> bytes | None:
+        raw = _read_attr(dir_fd, name)
+        if isinstance(raw, int):
+            if _flagged(-raw):
+                self.bad[_OPT[name]] = (-raw, b"")
+            return None
+        return raw
+
+    def hex(self, dir_fd: int, name: str, width: int) -> int | None:
+        return _hex_value(self.read(dir_fd, name), width)
+
+    def dec(self, dir_fd: int, name: str) -> tuple[int, int]:
+        raw = self.read(dir_fd, name)
+        if raw is None:
+            return 0, 0
+        ok, value = dec_value(raw)
+        if ok == 2:
+            self.bad[_OPT[name]] = (AT_RANGE, raw.strip()[:32])
+        return ok, value
+
+
+def _hex_value(raw: bytes | int | None, width: int) -> int | None:
     """``0x`` and 1..width hex digits (the kernel's %#0Nx), else None."""
-    if isinstance(raw, int):
+    if raw is None or isinstance(raw, int):
         return None
     body = raw.rstrip(b"\n")
     if body[:2] != b"0x" or not 2 < len(body) <= width + 2 or body[2:].translate(None, _HEXDIGITS):
@@ -84,26 +175,18 @@ def _hex_value(raw: bytes | int, width: int) -> int | None:
     return int(body, 16)
 
 
-def _dec_value(raw: bytes | int) -> int | None:
-    """An optional sign and 1..10 decimal digits, blanks around; else None."""
-    if isinstance(raw, int):
-        return None
-    body = raw.strip()
-    digits = body[1:] if body[:1] == b"-" else body
-    if not 0 < len(digits) <= 10 or digits.translate(None, _DECDIGITS):
-        return None
-    return int(body)
+def _iommu_group(dir_fd: int, row: np.ndarray, opt: _Optional) -> None:
+    group = link_name(dir_fd, "iommu_group", _readlink)
+    # the kernel names groups by number; digits past an int32 are flagged, other names: no group
+    if group is None or not (group.isascii() and group.isdigit()):
+        return
+    if len(group.lstrip("0")) > 10 or int(group) > 2**31 - 1:
+        opt.bad[_OPT["iommu_group"]] = (AT_RANGE, os.fsencode(group)[:32])
+        return
+    row[9] = int(group)
 
 
-def _resolved(fd: int, fallback: str) -> str:
-    """Where an open directory really is (the kernel's answer, one syscall)."""
-    try:
-        return _readlink(f"{_PROC_FD}/{fd}")
-    except OSError:  # no /proc: resolve in Python, slower but the same answer
-        return os.path.realpath(fallback)
-
-
-def _read_device(dir_fd: int, row: np.ndarray) -> tuple[str | None, list[int], list[bytes]]:
+def _read_device(dir_fd: int, row: np.ndarray) -> tuple[str | None, list[int], list[bytes], dict]:
     codes, raws = [0, 0, 0], [b"", b"", b""]
     for k, (name, width) in enumerate(MANDATORY):
         raw = _read_attr(dir_fd, name)
@@ -115,49 +198,70 @@ def _read_device(dir_fd: int, row: np.ndarray) -> tuple[str | None, list[int], l
             codes[k], raws[k] = MALFORMED, raw
         else:
             row[(0, 1, 5)[k]] = value
-    sv = _hex_value(_read_attr(dir_fd, "subsystem_vendor"), 4)
+    opt = _Optional()
+    sv = opt.hex(dir_fd, "subsystem_vendor", 4)
     if sv is not None:
-        sd = _hex_value(_read_attr(dir_fd, "subsystem_device"), 4)
+        sd = opt.hex(dir_fd, "subsystem_device", 4)
         if sd is not None:
             row[2], row[3], row[4] = sv, sd, 1
-    rev = _hex_value(_read_attr(dir_fd, "revision"), 2)
+    rev = opt.hex(dir_fd, "revision", 2)
     if rev is not None:
         row[6] = rev
     flags = 0
-    numa = _dec_value(_read_attr(dir_fd, "numa_node"))
-    if numa is not None and numa >= 0:  # the kernel says -1 when it does not know
+    ok, numa = opt.dec(dir_fd, "numa_node")
+    if ok == 1 and numa >= 0:  # the kernel says -1 when it does not know
         row[8] = numa
-    total = _dec_value(_read_attr(dir_fd, "sriov_totalvfs"))
-    if total is not None and total >= 0:
+    ok, total = opt.dec(dir_fd, "sriov_totalvfs")
+    pf = ok == 1 and total >= 0
+    if pf:
         row[10] = total
         if total > 0:
             flags |= FLAG_PF
-        num = _dec_value(_read_attr(dir_fd, "sriov_numvfs"))
-        if num is not None and num >= 0:
+    if pf or ok == 2:  # out of range: read only to flag it too
+        ok_num, num = opt.dec(dir_fd, "sriov_numvfs")
+        if ok_num == 1 and num >= 0 and pf:
             row[11] = num
     # the kernel creates boot_vga for display devices only (class 0x03....)
-    if (row[5] >> 16 == 0x03 and not any(codes)
-            and _dec_value(_read_attr(dir_fd, "boot_vga")) == 1):
+    if row[5] >> 16 == 0x03 and not any(codes) and opt.dec(dir_fd, "boot_vga") == (1, 1):
         flags |= FLAG_BOOT_VGA
     driver = link_name(dir_fd, "driver", _readlink)
-    group = link_name(dir_fd, "iommu_group", _readlink)
-    # ASCII digits only, at most 10 (what the C twin parses); anything else: no group
-    if group is not None and group.isascii() and group.isdigit() and len(group) <= 10:
-        row[9] = int(group)
+    _iommu_group(dir_fd, row, opt)
     try:
         _readlink("physfn", dir_fd=dir_fd)
         flags |= FLAG_VF
     except OSError:
         pass
     row[7] = flags
-    return driver, codes, raws
+    return driver, codes, raws, opt.bad
 
 
-def read_devices(dir_fd: int, names: list[str], devdir: str, root: str):
+def _open_device(dir_fd: int, name: str, root) -> int:
+    """The device directory's fd, or minus an errno, or DIR_OUTSIDE (-1 is never an errno)."""
+    if root is None:  # the root is "/": nothing leads outside it
+        try:
+            return _open(name, DIRFLAGS, dir_fd=dir_fd)
+        except OSError as exc:
+            return -(exc.errno or errno.EIO)
+    chain, owned = list(root.chain), []
+    try:
+        walk_beneath(chain, name, owned, opener=_open)
+    except OSError as exc:
+        for fd in owned:
+            _close(fd)
+        return DIR_OUTSIDE if exc.errno == errno.EXDEV else -(exc.errno or errno.EIO)
+    top = chain[-1]
+    for fd in owned:
+        if fd != top:
+            _close(fd)
+    return top if top in owned else os.dup(top)
+
+
+def read_devices(dir_fd: int, names: list[str], devdir: str, root):
     """Read the devices ``names`` of the open devices directory ``dir_fd``.
 
-    ``devdir`` names that directory in problem texts; ``root`` is the resolved
-    root no device may lead out of.  Returns ``(values, drivers, problems)``:
+    ``devdir`` names that directory in problem texts; ``root`` is the
+    :class:`~gpuclass._native.contract.sysfs.Root` no device may lead out of
+    (``None`` when the root is ``/``).  Returns ``(values, drivers, problems)``:
     an ``(n, N_VALUES)`` int64 matrix (columns ``VALUE_COLUMNS``), the driver
     names (None: unbound) and the problem texts (None: a good device).
     """
@@ -166,20 +270,20 @@ def read_devices(dir_fd: int, names: list[str], devdir: str, root: str):
     values[:] = DEFAULTS
     drivers: list[str | None] = [None] * n
     problems: list[str | None] = [None] * n
+    none = (0, 0, 0), (b"", b"", b"")
     for i, name in enumerate(names):
         where = f"{devdir}/{name}"
-        try:
-            fd = _open(name, DIRFLAGS, dir_fd=dir_fd)
-        except OSError as exc:
-            problems[i] = problem_text(where, exc.errno or errno.EIO, (0, 0, 0), (b"", b"", b""))
+        fd = _open_device(dir_fd, name, root)
+        if fd == DIR_OUTSIDE:
+            problems[i] = problem_text(where, DIR_OUTSIDE, *none)
+            continue
+        if fd < 0:
+            problems[i] = problem_text(where, -fd, *none)
             continue
         try:
-            if not inside(_resolved(fd, where), root):
-                problems[i] = problem_text(where, DIR_OUTSIDE, (0, 0, 0), (b"", b"", b""))
-                continue
-            drivers[i], codes, raws = _read_device(fd, values[i])
-            if any(codes):
-                problems[i] = problem_text(where, 0, tuple(codes), tuple(raws))
+            drivers[i], codes, raws, bad = _read_device(fd, values[i])
+            if any(codes) or bad:
+                problems[i] = problem_text(where, 0, tuple(codes), tuple(raws), bad)
         finally:
             _close(fd)
     return values, drivers, problems

@@ -14,10 +14,12 @@ cloud VM, and the machine that builds gpuclass, looks like).
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field, replace
 
-from ..errors import SourceError
+from ..inputs import kind_of, lstat_beneath, read_beneath
 
 __all__ = ["CpuFacts", "parse_cpuinfo", "cpu_facts"]
 
@@ -26,7 +28,9 @@ __all__ = ["CpuFacts", "parse_cpuinfo", "cpu_facts"]
 class CpuFacts:
     """What the provisioner needs to know about the CPU.
 
-    ``kvm_device`` is ``None`` when not checked (text-only input).
+    ``kvm_device`` is ``None`` when not checked (text-only input); ``problems``
+    says what was found where a file of the machine should be and was not (a
+    ``dev/kvm`` that is a symlink or a regular file, not the device).
     """
 
     vendor: str | None = None
@@ -36,6 +40,7 @@ class CpuFacts:
     logical_cpus: int = 0
     flags: frozenset[str] = field(default_factory=frozenset)
     kvm_device: bool | None = None
+    problems: tuple[str, ...] = ()
 
     @property
     def vmx(self) -> bool:
@@ -82,6 +87,7 @@ class CpuFacts:
             "model": self.model, "logical_cpus": self.logical_cpus, "vmx": self.vmx,
             "svm": self.svm, "hypervisor": self.hypervisor, "kvm_device": self.kvm_device,
             "hardware_virtualization": self.hardware_virtualization, "reason": self.reason(),
+            "problems": list(self.problems),
         }
 
 
@@ -134,14 +140,36 @@ def parse_cpuinfo(text: str) -> CpuFacts:
     )
 
 
-def cpu_facts(root: str | os.PathLike = "/") -> CpuFacts:
-    """Facts for the machine at ``root``: its ``proc/cpuinfo`` and ``dev/kvm``."""
-    root_s = os.fspath(root)
-    path = os.path.join(root_s, "proc", "cpuinfo")
+def _kvm(root: str) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``dev/kvm`` under ``root`` is a character device: looked at (``lstat``,
+    inside the root), never opened or followed."""
+    where = os.path.join(root, "dev", "kvm")
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
+        st = lstat_beneath(root, "dev/kvm")
     except OSError as exc:
-        raise SourceError(path, None, exc.strerror or str(exc)) from exc
+        if exc.errno == errno.ENOTDIR:  # dev is not a directory: no device there
+            return False, (f"{os.path.join(root, 'dev')}: not a directory",)
+        why = ("leads outside the root (not followed)" if exc.errno == errno.EXDEV
+               else exc.strerror or str(exc))
+        return False, (f"{where}: {why}",)
+    if st is None:
+        return False, ()
+    if stat.S_ISCHR(st.st_mode):
+        return True, ()
+    return False, (f"{where}: is {kind_of(st.st_mode)}, not the kvm device (not followed)",)
+
+
+def cpu_facts(root: str | os.PathLike = "/") -> CpuFacts:
+    """Facts for the machine at ``root``: its ``proc/cpuinfo`` and ``dev/kvm``.
+
+    Both are looked up inside ``root`` only (a symlink out of it is never
+    followed); ``proc/cpuinfo`` must be a regular file of at most
+    ``LIMITS["cpuinfo"]`` bytes, else a :class:`SourceError` says what it is;
+    ``dev/kvm`` must be a character device, and anything else there is a
+    problem in ``problems``, never opened.
+    """
+    root_s = os.fspath(root)
+    text = read_beneath(root_s, "proc/cpuinfo", "cpuinfo").decode("utf-8", errors="replace")
     facts = parse_cpuinfo(text)
-    return replace(facts, kvm_device=os.path.exists(os.path.join(root_s, "dev", "kvm")))
+    kvm, problems = _kvm(root_s)
+    return replace(facts, kvm_device=kvm, problems=problems)

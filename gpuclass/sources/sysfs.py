@@ -6,14 +6,19 @@ only the attributes it needs: ``vendor``, ``device``,
 ``class`` (mandatory), ``subsystem_vendor``, ``subsystem_device``,
 ``revision``, ``numa_node``, ``sriov_totalvfs``/``sriov_numvfs``, ``boot_vga``
 (VGA devices only) and the names of the ``driver``, ``iommu_group`` and
-``physfn`` links.  Links are read, never followed, and an attribute that is a
-symlink is refused (``O_NOFOLLOW``); the one link that is followed, the device
-entry itself, must resolve inside ``root``.
+``physfn`` links.  Nothing outside ``root`` is ever opened, not even to check
+where it is: the devices directory and each device entry (the one link that is
+followed) are resolved inside the root, and a path leading out is flagged.  Only
+regular files are opened as attributes (a FIFO or device node is flagged, never
+opened), never through a symlink, and at most 64 bytes of each are read.
 
-Tolerance is per attribute: a missing optional attribute is a missing value
-(-1, ``None``, no subsystem); a missing or malformed mandatory one makes that
-device a flagged row whose ``problems`` names the file.  A missing or
-unreadable root is a :class:`~gpuclass.errors.SourceError`.
+Tolerance is per attribute: a missing or malformed optional attribute is a
+missing value (-1, ``None``, no subsystem); a missing or malformed mandatory
+one, an attribute that is not a regular file, or an optional number past an
+int32 (``numa_node``, ``sriov_*``, ``iommu_group``: then taken as unknown) makes
+that device a flagged row whose ``problems`` names the file; every other device
+reads as usual.  A missing or unreadable root is a
+:class:`~gpuclass.errors.SourceError`.
 
 >>> t = scan_sysfs("/")                            # doctest: +SKIP
 >>> t.addresses()[:1], t.source                    # doctest: +SKIP
@@ -22,34 +27,29 @@ unreadable root is a :class:`~gpuclass.errors.SourceError`.
 
 from __future__ import annotations
 
+import errno
 import os
 
 import numpy as np
 
-from .._native import DIRFLAGS, SYSFS_COLUMNS, SYSFS_DEFAULTS, inside, why
+from .._native import DIRFLAGS, SYSFS_COLUMNS, SYSFS_DEFAULTS, Root, why
 from .._native import core as _core
 from ..constants import NO_ADDRESS
 from ..devices import DeviceTable
 from ..errors import SourceError
 from ..ids import parse_address
+from ..inputs import walk_beneath
 
 __all__ = ["scan_sysfs", "PCI_DEVICES"]
 
 PCI_DEVICES = os.path.join("sys", "bus", "pci", "devices")
-_PROC_FD = "/proc/self/fd"
-_open, _readlink = os.open, os.readlink
+_open, _close = os.open, os.close
 
 
 def _why(exc: OSError) -> str:
+    if exc.errno == errno.EXDEV:
+        return "leads outside the root (not followed)"
     return why(exc.errno) if exc.errno else str(exc)
-
-
-def _resolved(fd: int, fallback: str) -> str:
-    """Where an open directory really is (the kernel's answer, one syscall)."""
-    try:
-        return _readlink(f"{_PROC_FD}/{fd}")
-    except OSError:  # no /proc: resolve in Python, slower but the same answer
-        return os.path.realpath(fallback)
 
 
 def scan_sysfs(root: str | os.PathLike = "/") -> DeviceTable:
@@ -66,23 +66,30 @@ def scan_sysfs(root: str | os.PathLike = "/") -> DeviceTable:
         raise SourceError(root_s, None, f"{why} (the root to scan)")
     devdir = os.path.join(root_real, PCI_DEVICES)
     try:
-        dir_fd = _open(devdir, DIRFLAGS)
+        root_fd = _open(root_real, DIRFLAGS)
     except OSError as exc:
-        raise SourceError(devdir, None, f"cannot open the PCI devices directory: {_why(exc)}"
-                          " (is sysfs mounted under this root?)") from exc
+        raise SourceError(root_s, None, f"cannot open the root: {_why(exc)}") from exc
+    chain, owned = [root_fd], [root_fd]
     try:
-        if not inside(_resolved(dir_fd, devdir), root_real):
-            raise SourceError(devdir, None, "leads outside the root")
+        try:
+            # resolved inside the root: a sys/ that links out is refused before it is opened
+            walk_beneath(chain, PCI_DEVICES, owned)
+        except OSError as exc:
+            raise SourceError(devdir, None, f"cannot open the PCI devices directory: {_why(exc)}"
+                              " (is sysfs mounted under this root?)") from exc
+        dir_fd = chain[-1]
         try:
             names = os.listdir(dir_fd)
         except OSError as exc:
             raise SourceError(devdir, None, f"cannot list: {_why(exc)}") from exc
-        return _scan_entries(dir_fd, devdir, root_real, names)
+        beneath = None if root_real == "/" else Root(tuple(chain), PCI_DEVICES)
+        return _scan_entries(dir_fd, devdir, beneath, names)
     finally:
-        os.close(dir_fd)
+        for fd in owned:
+            _close(fd)
 
 
-def _scan_entries(dir_fd: int, devdir: str, root_real: str, names: list[str]) -> DeviceTable:
+def _scan_entries(dir_fd: int, devdir: str, root: Root | None, names: list[str]) -> DeviceTable:
     keyed = []
     for name in names:
         addr = parse_address(name, domain=True)
@@ -93,7 +100,7 @@ def _scan_entries(dir_fd: int, devdir: str, root_real: str, names: list[str]) ->
     if n == 0:
         return DeviceTable.empty(devdir)
     good = [name for _, name, addr in keyed if addr is not None]
-    values, drivers, problems = _core.read_devices(dir_fd, good, devdir, root_real)
+    values, drivers, problems = _core.read_devices(dir_fd, good, devdir, root)
     bad = n - len(good)
     if bad:  # not a PCI address: a flagged row with defaults and no address
         fill = np.empty((bad, len(SYSFS_COLUMNS)), dtype=np.int64)

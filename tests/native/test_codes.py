@@ -41,6 +41,12 @@ def python_codes() -> dict[str, int]:
     for i, column in enumerate(S.VALUE_COLUMNS):
         want[f"SV_{column.upper()}"] = i
     want["SV_N"] = S.N_VALUES
+    for name in dir(S):
+        if re.fullmatch(r"AT_[A-Z]+", name):
+            want[name] = getattr(S, name)
+    for i, name in enumerate(S.OPTIONAL):
+        want[f"OPT_{name.upper()}"] = i
+    want["OPT_N"] = len(S.OPTIONAL)
     return want
 
 

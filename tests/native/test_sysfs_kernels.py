@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuclass._native import twin
+from gpuclass._native import Root, twin
 from gpuclass._native import sysfs_py as SP
+from gpuclass.inputs import walk_beneath
 from gpuclass.sources.sysfs import PCI_DEVICES, scan_sysfs
 
 from conftest import CORES
@@ -21,16 +22,21 @@ compiled = CORES["compiled"]
 pytestmark = pytest.mark.usefixtures("compiled_core")
 
 
-def _both(root: str):
-    """read_devices of every entry under root, by both cores."""
+def _both(root: str, *, openat2: bool = True):
+    """read_devices of every entry under root, by both cores (the compiled one through
+    openat2 or, with ``openat2=False``, through its own user-space walk)."""
     root = os.path.realpath(root)
     devdir = os.path.join(root, PCI_DEVICES)
-    fd = os.open(devdir, os.O_RDONLY | os.O_DIRECTORY)
+    chain = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    owned = list(chain)
     try:
-        names = sorted(os.listdir(fd))
-        return [core.read_devices(fd, names, devdir, root) for core in (compiled, twin)]
+        walk_beneath(chain, PCI_DEVICES, owned)
+        names = sorted(os.listdir(chain[-1]))
+        beneath = Root(tuple(chain), PCI_DEVICES if openat2 else None)
+        return [core.read_devices(chain[-1], names, devdir, beneath) for core in (compiled, twin)]
     finally:
-        os.close(fd)
+        for fd in owned:
+            os.close(fd)
 
 
 def _agree(root: str):
@@ -39,6 +45,9 @@ def _agree(root: str):
     assert np.array_equal(v1, v2)
     assert d1 == d2
     assert p1 == p2
+    # the compiled core's walk where openat2 is missing gives the same answers
+    (v3, d3, p3), _ = _both(root, openat2=False)
+    assert np.array_equal(v1, v3) and d1 == d3 and p1 == p3
     return v1, d1, p1
 
 
@@ -85,8 +94,8 @@ def test_cores_agree_on_odd_links_and_values(tmp_path):
                                    "numa_node": "\t-0012\n"})
     os.makedirs(os.path.join(root, "sys", "devices", "pci0000:00", "0000:05:00.0", "vendor"))
     _device(root, "0000:05:00.0", {"device": "0x1\n", "class": "0x0\n\n\n"})  # vendor: a directory
-    # an entry whose link is absolute but stays inside the root, and one that leaves
-    # the root and comes back in: both inside, read as usual
+    # an entry whose link is absolute, though to a place inside the root, and one that
+    # leaves the root and comes back in: both would look above the root, both refused
     real6 = _device(root, "0000:06:00.0", GOOD, real=os.path.join(root, "sys", "devices", "x6"))
     os.symlink(real6, os.path.join(root, PCI_DEVICES, "0000:07:00.0"))
     back = os.path.join("..", "..", "..", "..", "..", "..", os.path.basename(str(tmp_path)), "root", "sys",
@@ -101,10 +110,13 @@ def test_cores_agree_on_odd_links_and_values(tmp_path):
     assert values[0, 9] == 42 and values[1, 9] == -1 and values[2, 9] == -1
     assert values[0, 7] == SP.FLAG_VF and values[1, 7] == SP.FLAG_BOOT_VGA
     assert values[3, 7] == SP.FLAG_PF and values[3, 4] == 0 and values[3, 8] == -1
+    assert "sriov_numvfs: out of range '99999999999'" in problems[3] and values[3, 11] == -1
+    assert "iommu_group: out of range '12345678901'" in problems[1]
     assert "vendor: malformed '0x'" in problems[2] and "class: malformed" in problems[2]
     assert "vendor: unreadable" in problems[4]
-    assert problems[5] is problems[6] is problems[7] is None
-    assert values[6, 1] == values[7, 1] == 0x27B0
+    assert problems[5] is None and values[5, 1] == 0x27B0
+    assert "outside the root" in problems[6] and "outside the root" in problems[7]
+    assert values[6, 1] == values[7, 1] == 0
     assert "cannot open" in problems[8] and "cannot open" in problems[9]
     scan_sysfs(root)  # and the whole scan takes it
 
@@ -120,7 +132,7 @@ def test_cores_agree_outside_and_at_the_root(tmp_path):
     devdir = os.path.join(os.path.realpath(root), PCI_DEVICES)
     fd = os.open(devdir, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        got = [core.read_devices(fd, ["0000:02:00.0"], devdir, "/") for core in (compiled, twin)]
+        got = [core.read_devices(fd, ["0000:02:00.0"], devdir, None) for core in (compiled, twin)]
     finally:
         os.close(fd)
     assert got[0][2] == got[1][2] == [None] and np.array_equal(got[0][0], got[1][0])

@@ -308,7 +308,9 @@ def _fd_names(monkeypatch):
 
     def spy(path, flags, *args, **kw):
         fd = real_open(path, flags, *args, **kw)
-        names[fd] = os.path.basename(os.fspath(path))
+        name = os.path.basename(os.fspath(path))
+        # an attribute is reopened through /proc/self/fd/N once known to be a regular file
+        names[fd] = names.get(int(name), name) if name.isdigit() else name
         return fd
 
     monkeypatch.setattr(io, "_open", spy)

@@ -107,4 +107,28 @@ enum {
     GPUCLASS_SV_N = 12
 };
 
+/* sysfs attribute codes past any errno: what a file that is not a regular file is, and
+   a number out of range (gpuclass._native.contract.sysfs) */
+enum {
+    GPUCLASS_AT_FIFO = 4097,
+    GPUCLASS_AT_CHR = 4098,
+    GPUCLASS_AT_BLK = 4099,
+    GPUCLASS_AT_SOCK = 4100,
+    GPUCLASS_AT_OTHER = 4101,
+    GPUCLASS_AT_RANGE = 4102
+};
+
+/* sysfs optional attributes whose problems are flagged, in contract.sysfs.OPTIONAL order */
+enum {
+    GPUCLASS_OPT_SUBSYSTEM_VENDOR = 0,
+    GPUCLASS_OPT_SUBSYSTEM_DEVICE = 1,
+    GPUCLASS_OPT_REVISION = 2,
+    GPUCLASS_OPT_NUMA_NODE = 3,
+    GPUCLASS_OPT_SRIOV_TOTALVFS = 4,
+    GPUCLASS_OPT_SRIOV_NUMVFS = 5,
+    GPUCLASS_OPT_BOOT_VGA = 6,
+    GPUCLASS_OPT_IOMMU_GROUP = 7,
+    GPUCLASS_OPT_N = 8
+};
+
 #endif

@@ -1,6 +1,8 @@
 /* Reading PCI device directories of sysfs: openat/read/readlinkat relative to a
-   directory descriptor, never following an attribute that is a link; several
-   threads per batch.  Called from sysfs.pxi with the GIL released. */
+   directory descriptor, never leaving the root (openat2 RESOLVE_BENEATH, or the same
+   walk in user space), opening only regular files as attributes (never a FIFO or a
+   device node), never following an attribute that is a link, reading at most 64
+   bytes; several threads per batch.  Called from sysfs.pxi with the GIL released. */
 #ifndef GPUCLASS_SYSFS_H
 #define GPUCLASS_SYSFS_H
 
@@ -33,32 +35,102 @@
 #define O_NONBLOCK 0
 #endif
 
+#if defined(__linux__)
+#include <sys/vfs.h>
+#define GPUCLASS_SYSFS_MAGIC 0x62656572
+#endif
+#include <sys/stat.h>
+
 #define GPUCLASS_LINK_MAX 4096
 #define GPUCLASS_DRIVER_MAX 255
+#define GPUCLASS_OPT_RAW 32
+#define GPUCLASS_WALK_MAX 64    /* directories below the root one path may descend */
+#define GPUCLASS_LINKS_MAX 40   /* symlinks one path may take, as the kernel allows */
 
 typedef struct {
     int64_t v[GPUCLASS_SV_N];    /* contract.sysfs.VALUE_COLUMNS */
     int dir_code;                /* 0, an errno (cannot open), -1 (outside the root) */
-    int code[3];                 /* vendor, device, class: 0, an errno, -1 malformed */
+    int code[3];                 /* vendor, device, class: 0, an errno, -1 malformed, GPUCLASS_AT_* */
     int raw_len[3];
     char raw[3][64];
+    int ocode[GPUCLASS_OPT_N];   /* optional attributes: 0, or an errno / GPUCLASS_AT_* flagged */
+    int oraw_len[GPUCLASS_OPT_N];
+    char oraw[GPUCLASS_OPT_N][GPUCLASS_OPT_RAW];
     Py_ssize_t driver_len;       /* -1: no driver link; -2: a name too long for driver[] */
     char driver[GPUCLASS_DRIVER_MAX + 1];
 } gpuclass_sysdev;
 
-/* An attribute's bytes (at most 64) without following links: the length, or -errno. */
-static int gpuclass_read_attr(int dfd, const char *name, char *buf) {
-    int fd;
-    ssize_t r;
-    int e;
-    /* O_NONBLOCK: a FIFO planted in a mounted root must not block the scan. */
+/* What a file that is not a regular file is, as a negative attribute code. */
+static int gpuclass_mode_code(mode_t m) {
+    if (S_ISLNK(m)) return -ELOOP;
+    if (S_ISDIR(m)) return -EISDIR;
+    if (S_ISFIFO(m)) return -GPUCLASS_AT_FIFO;
+    if (S_ISCHR(m)) return -GPUCLASS_AT_CHR;
+    if (S_ISBLK(m)) return -GPUCLASS_AT_BLK;
+    if (S_ISSOCK(m)) return -GPUCLASS_AT_SOCK;
+    return -GPUCLASS_AT_OTHER;
+}
+
+/* Open an attribute for reading without following a link, only if it is a regular file:
+   the fd, or a negative errno / attribute code.  `safe` (any tree but a sysfs mount,
+   where the kernel alone makes the files): look through an O_PATH descriptor, which
+   opens nothing, and reopen it through /proc only once fstat says it is a regular file,
+   so that a FIFO or a device node planted in the tree is never opened. */
+static int gpuclass_open_attr(int dfd, const char *name, int safe) {
+    int fd, e;
+    struct stat st, now;
+    if (!safe) {
+        /* O_NONBLOCK: belt and braces; sysfs has no FIFOs */
+        do { fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK); } while (fd < 0 && errno == EINTR);
+        return fd < 0 ? -(errno ? errno : EIO) : fd;
+    }
+#if defined(O_PATH) && defined(__linux__)
+    {
+        char proc[64];
+        int pfd;
+        do { pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC); } while (pfd < 0 && errno == EINTR);
+        if (pfd < 0) return -(errno ? errno : EIO);
+        if (fstat(pfd, &st) != 0) { e = errno; close(pfd); return -(e ? e : EIO); }
+        if (!S_ISREG(st.st_mode)) { close(pfd); return gpuclass_mode_code(st.st_mode); }
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        do { fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK); } while (fd < 0 && errno == EINTR);
+        e = errno;
+        close(pfd);
+        if (fd >= 0) return fd;
+        if (e != ENOENT) return -(e ? e : EIO);
+        /* no /proc: the portable way below */
+    }
+#endif
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return -(errno ? errno : EIO);
+    if (!S_ISREG(st.st_mode)) return gpuclass_mode_code(st.st_mode);
     do { fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK); } while (fd < 0 && errno == EINTR);
     if (fd < 0) return -(errno ? errno : EIO);
+    if (fstat(fd, &now) != 0) { e = errno; close(fd); return -(e ? e : EIO); }
+    if (now.st_dev != st.st_dev || now.st_ino != st.st_ino || !S_ISREG(now.st_mode)) {
+        /* swapped between the look and the open */
+        e = S_ISREG(now.st_mode) ? -GPUCLASS_AT_OTHER : gpuclass_mode_code(now.st_mode);
+        close(fd);
+        return e;
+    }
+    return fd;
+}
+
+/* An attribute's bytes (at most 64): the length, or a negative errno / attribute code. */
+static int gpuclass_read_attr(int dfd, const char *name, char *buf, int safe) {
+    int fd = gpuclass_open_attr(dfd, name, safe);
+    ssize_t r;
+    int e;
+    if (fd < 0) return fd;
     do { r = read(fd, buf, 64); } while (r < 0 && errno == EINTR);
     e = errno;
     close(fd);
     if (r < 0) return -(e ? e : EIO);
     return (int)r;
+}
+
+/* Whether a failed read is a flagged fact (not a regular file) rather than an absent value. */
+static int gpuclass_flagged(int r) {
+    return r == -ELOOP || r == -EISDIR || (r <= -GPUCLASS_AT_FIFO && r >= -GPUCLASS_AT_OTHER);
 }
 
 /* "0x" and 1..width hex digits, trailing newlines ignored: the value, or -1. */
@@ -78,33 +150,62 @@ static int gpuclass_is_blank(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\x0b' || c == '\x0c';
 }
 
-/* An optional '-' and 1..10 decimal digits, blanks around: 1 and *out, or 0. */
+/* An optional '-' and decimal digits, blanks around: 1 and *out when it fits an int32,
+   2 when it does not (out of range), 0 when it is not a number. */
 static int gpuclass_dec_attr(const char *s, int len, int64_t *out) {
-    int a = 0, b = len, neg;
+    int a = 0, b = len, neg, sig = 0;
     int64_t v = 0;
     while (a < b && gpuclass_is_blank(s[a])) a++;
     while (b > a && gpuclass_is_blank(s[b - 1])) b--;
     neg = a < b && s[a] == '-';
     a += neg;
-    if (b - a <= 0 || b - a > 10) return 0;
+    if (b - a <= 0) return 0;
     for (int i = a; i < b; i++) {
         if (s[i] < '0' || s[i] > '9') return 0;
-        v = v * 10 + (s[i] - '0');
+        if (sig || s[i] != '0') sig++;
+        if (sig <= 10) v = v * 10 + (s[i] - '0');
     }
+    if (sig > 10 || v > (neg ? 2147483648LL : 2147483647LL)) return 2;
     *out = neg ? -v : v;
     return 1;
 }
 
-static int gpuclass_dec_of(int dfd, const char *name, int64_t *out) {
-    char buf[64];
-    int r = gpuclass_read_attr(dfd, name, buf);
-    return r >= 0 && gpuclass_dec_attr(buf, r, out);
+/* Keep the bytes of a flagged optional attribute (blanks around removed) for its problem text. */
+static void gpuclass_keep_raw(gpuclass_sysdev *d, int k, const char *s, int len) {
+    int a = 0, b = len;
+    while (a < b && gpuclass_is_blank(s[a])) a++;
+    while (b > a && gpuclass_is_blank(s[b - 1])) b--;
+    if (b - a > GPUCLASS_OPT_RAW) b = a + GPUCLASS_OPT_RAW;
+    memcpy(d->oraw[k], s + a, (size_t)(b - a));
+    d->oraw_len[k] = b - a;
 }
 
-static int64_t gpuclass_hex_of(int dfd, const char *name, int width) {
+/* A decimal optional attribute: 1 and *out, or 0 (absent, malformed or flagged: then
+   d->ocode[k] says why; 2 when it was out of range). */
+static int gpuclass_dec_of(gpuclass_sysdev *d, int k, int dfd, const char *name, int64_t *out, int safe) {
     char buf[64];
-    int r = gpuclass_read_attr(dfd, name, buf);
-    return r < 0 ? -1 : gpuclass_hex_attr(buf, r, width);
+    int r = gpuclass_read_attr(dfd, name, buf, safe), ok;
+    if (r < 0) {
+        if (gpuclass_flagged(r)) d->ocode[k] = -r;
+        return 0;
+    }
+    ok = gpuclass_dec_attr(buf, r, out);
+    if (ok == 2) {
+        d->ocode[k] = GPUCLASS_AT_RANGE;
+        gpuclass_keep_raw(d, k, buf, r);
+        return 2;
+    }
+    return ok;
+}
+
+static int64_t gpuclass_hex_of(gpuclass_sysdev *d, int k, int dfd, const char *name, int width, int safe) {
+    char buf[64];
+    int r = gpuclass_read_attr(dfd, name, buf, safe);
+    if (r < 0) {
+        if (gpuclass_flagged(r)) d->ocode[k] = -r;
+        return -1;
+    }
+    return gpuclass_hex_attr(buf, r, width);
 }
 
 /* The last component of a link's target (never followed) into out: its length,
@@ -123,78 +224,154 @@ static Py_ssize_t gpuclass_link_name(int dfd, const char *name, char *out, Py_ss
     return (Py_ssize_t)(r - start);
 }
 
-static int gpuclass_inside(const char *path, size_t plen, const char *root, size_t rlen) {
-    if (rlen == 1 && root[0] == '/') return 1;
-    if (plen < rlen || memcmp(path, root, rlen) != 0) return 0;
-    return plen == rlen || path[rlen] == '/';
-}
-
-/* Does the open directory fd (the entry `where`) lie inside root? */
-static int gpuclass_fd_inside(int fd, const char *where, const char *root, size_t rlen) {
-    char proc[64], path[PATH_MAX + 1];
-    ssize_t r;
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    r = readlink(proc, path, PATH_MAX);
-    if (r < 0) {
-        /* no /proc: resolve the entry's path instead, slower but the same answer */
-        if (realpath(where, path) == NULL) return 0;
-        r = (ssize_t)strlen(path);
+/* The iommu_group link's name as a number: the kernel names groups 0, 1, ...; a name of
+   digits past an int32 is flagged, any other name is no group. */
+static void gpuclass_iommu_group(gpuclass_sysdev *d, int dfd) {
+    char g[GPUCLASS_LINK_MAX + 1];
+    Py_ssize_t n = gpuclass_link_name(dfd, "iommu_group", g, GPUCLASS_LINK_MAX);
+    int64_t v = 0;
+    int sig = 0;
+    if (n <= 0) return;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (g[i] < '0' || g[i] > '9') return;
+        if (sig || g[i] != '0') sig++;
+        if (sig <= 10) v = v * 10 + (g[i] - '0');
     }
-    return gpuclass_inside(path, (size_t)r, root, rlen);
+    if (sig > 10 || v > 2147483647LL) {
+        d->ocode[GPUCLASS_OPT_IOMMU_GROUP] = GPUCLASS_AT_RANGE;
+        gpuclass_keep_raw(d, GPUCLASS_OPT_IOMMU_GROUP, g, (int)(n > 64 ? 64 : n));
+        return;
+    }
+    d->v[GPUCLASS_SV_IOMMU_GROUP] = v;
 }
 
 #if defined(__linux__) && defined(SYS_openat2)
 struct gpuclass_open_how { uint64_t flags, mode, resolve; };
-static int gpuclass_have_openat2 = 1;  /* cleared when the kernel lacks it */
+static int gpuclass_have_openat2 = 1;  /* cleared when the kernel (or a sandbox) refuses it */
 #endif
 
+/* Resolve `name` from the last directory of `chain` (the open directories from the root
+   down), never leaving the root: ".." pops the chain and popping the root is outside, an
+   absolute link is outside, other links are read and spliced in (at most 40).  Nothing
+   above the root is ever looked up.  0 and *out, an errno, or -1 (outside the root).
+   The same walk as inputs.walk_beneath, the twin's. */
+static int gpuclass_walk(const int *chain, int depth, const char *name, int *out) {
+    int stack[GPUCLASS_WALK_MAX + 8], own[GPUCLASS_WALK_MAX + 8];
+    char buf[2][2 * GPUCLASS_LINK_MAX + 2], comp[256], t[GPUCLASS_LINK_MAX + 1];
+    int n = depth, cur = 0, links = 0, rc = 0, fd, e;
+    size_t len = strlen(name), cl, rl;
+    const char *p, *slash;
+    ssize_t r;
+    if (depth < 1 || depth > GPUCLASS_WALK_MAX) return EINVAL;
+    if (len >= sizeof buf[0]) return ENAMETOOLONG;
+    for (int i = 0; i < n; i++) { stack[i] = chain[i]; own[i] = 0; }
+    memcpy(buf[0], name, len + 1);
+    p = buf[0];
+    for (;;) {
+        while (*p == '/') p++;
+        if (!*p) break;
+        slash = strchr(p, '/');
+        cl = slash ? (size_t)(slash - p) : strlen(p);
+        if (cl >= sizeof comp) { rc = ENAMETOOLONG; break; }
+        memcpy(comp, p, cl);
+        comp[cl] = 0;
+        p += cl;
+        if (cl == 1 && comp[0] == '.') continue;
+        if (cl == 2 && comp[0] == '.' && comp[1] == '.') {
+            if (n == 1) { rc = -1; break; }
+            n--;
+            if (own[n]) close(stack[n]);
+            continue;
+        }
+        do { fd = openat(stack[n - 1], comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
+        if (fd >= 0) {
+            if (n >= GPUCLASS_WALK_MAX) { close(fd); rc = ENAMETOOLONG; break; }
+            stack[n] = fd;
+            own[n] = 1;
+            n++;
+            continue;
+        }
+        e = errno ? errno : EIO;
+        if (e != ELOOP && e != ENOTDIR && e != EMLINK) { rc = e; break; }
+        r = readlinkat(stack[n - 1], comp, t, GPUCLASS_LINK_MAX);
+        if (r < 0) { rc = e; break; }
+        if (r >= GPUCLASS_LINK_MAX) { rc = ENAMETOOLONG; break; }
+        if (++links > GPUCLASS_LINKS_MAX) { rc = ELOOP; break; }
+        if (r > 0 && t[0] == '/') { rc = -1; break; }
+        rl = strlen(p);
+        if ((size_t)r + 1 + rl + 1 > sizeof buf[0]) { rc = ENAMETOOLONG; break; }
+        memcpy(buf[1 - cur], t, (size_t)r);
+        buf[1 - cur][r] = '/';
+        memcpy(buf[1 - cur] + r + 1, p, rl + 1);
+        cur = 1 - cur;
+        p = buf[cur];
+    }
+    if (rc == 0) {
+        if (own[n - 1]) { *out = stack[n - 1]; own[n - 1] = 0; }
+        else if ((*out = dup(stack[n - 1])) < 0) rc = errno ? errno : EIO;
+    }
+    for (int i = 0; i < n; i++) if (own[i]) close(stack[i]);
+    return rc;
+}
+
 /* Open the device directory; 0 and *out, or an errno, or -1 (outside the root).
-   openat2(RESOLVE_BENEATH) from the root proves "inside" in the same call;
-   when it refuses for any reason (an absolute link, a path that leaves and
-   comes back, an old kernel) the entry is opened as before and its resolved
-   path checked, which decides every such case exactly as before. */
-static int gpuclass_open_device(int dir_fd, int root_fd, const char *rel, const char *name,
-                                const char *where, const char *root, size_t rlen, int *out) {
+   Without a chain (the root is "/") nothing can lead outside.  With one,
+   openat2(RESOLVE_BENEATH) from the root resolves the entry inside the root in one
+   call, and refuses (EXDEV) without looking above it; where the kernel or a sandbox
+   lacks openat2 the same walk is made in user space. */
+static int gpuclass_open_device(int dir_fd, const int *chain, int depth, const char *rel,
+                                const char *name, int *out) {
     int fd;
-    int is_root = rlen == 1 && root[0] == '/';
+    if (chain == NULL) {
+        do { fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
+        if (fd < 0) return errno ? errno : EIO;
+        *out = fd;
+        return 0;
+    }
 #if defined(__linux__) && defined(SYS_openat2)
-    if (!is_root && root_fd >= 0 && rel != NULL
-            && __atomic_load_n(&gpuclass_have_openat2, __ATOMIC_RELAXED)) {
+    if (rel != NULL && __atomic_load_n(&gpuclass_have_openat2, __ATOMIC_RELAXED)) {
         struct gpuclass_open_how how;
         how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
         how.mode = 0;
-        how.resolve = 0x08;  /* RESOLVE_BENEATH */
-        do { fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof how); } while (fd < 0 && errno == EINTR);
+        how.resolve = 0x08 | 0x02;  /* RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS */
+        do { fd = (int)syscall(SYS_openat2, chain[0], rel, &how, sizeof how); } while (fd < 0 && errno == EINTR);
         if (fd >= 0) { *out = fd; return 0; }
+        if (errno == EXDEV) return -1;
+        if (errno != ENOSYS && errno != EPERM && errno != EINVAL && errno != EAGAIN)
+            return errno ? errno : EIO;
         if (errno == ENOSYS || errno == EPERM)
             __atomic_store_n(&gpuclass_have_openat2, 0, __ATOMIC_RELAXED);
     }
 #endif
-    do { fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return errno ? errno : EIO;
-    if (!is_root && !gpuclass_fd_inside(fd, where, root, rlen)) { close(fd); return -1; }
-    *out = fd;
-    return 0;
+    return gpuclass_walk(chain, depth, name, out);
 }
 
-static void gpuclass_read_device(int dir_fd, int root_fd, const char *rel, const char *name,
-                                 const char *where, const char *root, size_t rlen,
-                                 gpuclass_sysdev *d) {
+static void gpuclass_read_device(int dir_fd, const int *chain, int depth, const char *rel,
+                                 const char *name, gpuclass_sysdev *d) {
     static const char *const mandatory[3] = {"vendor", "device", "class"};
     static const int width[3] = {4, 4, 6};
     static const int column[3] = {GPUCLASS_SV_VENDOR, GPUCLASS_SV_DEVICE, GPUCLASS_SV_CLASS_CODE};
     /* contract.sysfs.DEFAULTS */
     static const int64_t defaults[GPUCLASS_SV_N] = {0, 0, 0, 0, 0, 0, -1, 0, -1, -1, -1, -1};
-    int fd = -1, problems = 0;
+    int fd = -1, problems = 0, safe = 1;
     int64_t x, flags = 0;
     char buf[64];
     memcpy(d->v, defaults, sizeof defaults);
     d->driver_len = -1;
     for (int k = 0; k < 3; k++) { d->code[k] = 0; d->raw_len[k] = 0; }
-    d->dir_code = gpuclass_open_device(dir_fd, root_fd, rel, name, where, root, rlen, &fd);
+    for (int k = 0; k < GPUCLASS_OPT_N; k++) { d->ocode[k] = 0; d->oraw_len[k] = 0; }
+    d->dir_code = gpuclass_open_device(dir_fd, chain, depth, rel, name, &fd);
     if (d->dir_code != 0) return;
+#if defined(__linux__)
+    {
+        /* A sysfs mount holds only the kernel's files: no FIFO or device node can be
+           planted there, so its attributes are opened directly. */
+        struct statfs sf;
+        if (fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == GPUCLASS_SYSFS_MAGIC) safe = 0;
+    }
+#endif
     for (int k = 0; k < 3; k++) {
-        int r = gpuclass_read_attr(fd, mandatory[k], buf);
+        int r = gpuclass_read_attr(fd, mandatory[k], buf, safe);
         if (r < 0) { d->code[k] = -r; problems = 1; continue; }
         x = gpuclass_hex_attr(buf, r, width[k]);
         if (x < 0) {
@@ -206,36 +383,36 @@ static void gpuclass_read_device(int dir_fd, int root_fd, const char *rel, const
             d->v[column[k]] = x;
         }
     }
-    x = gpuclass_hex_of(fd, "subsystem_vendor", 4);
+    x = gpuclass_hex_of(d, GPUCLASS_OPT_SUBSYSTEM_VENDOR, fd, "subsystem_vendor", 4, safe);
     if (x >= 0) {
-        int64_t sd = gpuclass_hex_of(fd, "subsystem_device", 4);
+        int64_t sd = gpuclass_hex_of(d, GPUCLASS_OPT_SUBSYSTEM_DEVICE, fd, "subsystem_device", 4, safe);
         if (sd >= 0) {
             d->v[GPUCLASS_SV_SUBVENDOR] = x;
             d->v[GPUCLASS_SV_SUBDEVICE] = sd;
             d->v[GPUCLASS_SV_HAS_SUBSYSTEM] = 1;
         }
     }
-    x = gpuclass_hex_of(fd, "revision", 2);
+    x = gpuclass_hex_of(d, GPUCLASS_OPT_REVISION, fd, "revision", 2, safe);
     if (x >= 0) d->v[GPUCLASS_SV_REVISION] = x;
-    if (gpuclass_dec_of(fd, "numa_node", &x) && x >= 0) d->v[GPUCLASS_SV_NUMA_NODE] = x;
-    if (gpuclass_dec_of(fd, "sriov_totalvfs", &x) && x >= 0) {
-        d->v[GPUCLASS_SV_SRIOV_TOTALVFS] = x;
-        if (x > 0) flags |= GPUCLASS_FLAG_PF;
-        if (gpuclass_dec_of(fd, "sriov_numvfs", &x) && x >= 0) d->v[GPUCLASS_SV_SRIOV_NUMVFS] = x;
+    if (gpuclass_dec_of(d, GPUCLASS_OPT_NUMA_NODE, fd, "numa_node", &x, safe) == 1 && x >= 0)
+        d->v[GPUCLASS_SV_NUMA_NODE] = x;
+    {
+        /* sriov_numvfs is read where sriov_totalvfs is a number (out of range: only to flag it) */
+        int t = gpuclass_dec_of(d, GPUCLASS_OPT_SRIOV_TOTALVFS, fd, "sriov_totalvfs", &x, safe);
+        int pf = t == 1 && x >= 0;
+        if (pf) {
+            d->v[GPUCLASS_SV_SRIOV_TOTALVFS] = x;
+            if (x > 0) flags |= GPUCLASS_FLAG_PF;
+        }
+        if ((pf || t == 2) && gpuclass_dec_of(d, GPUCLASS_OPT_SRIOV_NUMVFS, fd, "sriov_numvfs", &x, safe) == 1
+                && x >= 0 && pf)
+            d->v[GPUCLASS_SV_SRIOV_NUMVFS] = x;
     }
-    if ((d->v[GPUCLASS_SV_CLASS_CODE] >> 16) == 0x03 && !problems && gpuclass_dec_of(fd, "boot_vga", &x) && x == 1)
+    if ((d->v[GPUCLASS_SV_CLASS_CODE] >> 16) == 0x03 && !problems
+            && gpuclass_dec_of(d, GPUCLASS_OPT_BOOT_VGA, fd, "boot_vga", &x, safe) == 1 && x == 1)
         flags |= GPUCLASS_FLAG_BOOT_VGA;
     d->driver_len = gpuclass_link_name(fd, "driver", d->driver, GPUCLASS_DRIVER_MAX);
-    {
-        char g[16];
-        Py_ssize_t n = gpuclass_link_name(fd, "iommu_group", g, 10);
-        if (n > 0 && n <= 10) {
-            int64_t v = 0;
-            Py_ssize_t i;
-            for (i = 0; i < n && g[i] >= '0' && g[i] <= '9'; i++) v = v * 10 + (g[i] - '0');
-            if (i == n) d->v[GPUCLASS_SV_IOMMU_GROUP] = v;
-        }
-    }
+    gpuclass_iommu_group(d, fd);
     {
         char t[8];
         if (readlinkat(fd, "physfn", t, sizeof t) >= 0) flags |= GPUCLASS_FLAG_VF;
@@ -248,10 +425,9 @@ static void gpuclass_read_device(int dir_fd, int root_fd, const char *rel, const
    takes the next device off a counter): the scan is all system calls, and
    those run in parallel on separate cores. */
 typedef struct {
-    int dir_fd, root_fd;
-    const char *root;
-    size_t rlen;
-    const char *const *rel, *const *name, *const *where;
+    int dir_fd, depth;
+    const int *chain;
+    const char *const *rel, *const *name;
     gpuclass_sysdev *devs;
     Py_ssize_t n, next;
 } gpuclass_sysjob;
@@ -261,21 +437,22 @@ static void *gpuclass_sysjob_run(void *arg) {
     for (;;) {
         Py_ssize_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (i >= j->n) break;
-        gpuclass_read_device(j->dir_fd, j->root_fd, j->rel ? j->rel[i] : NULL, j->name[i],
-                             j->where[i], j->root, j->rlen, &j->devs[i]);
+        gpuclass_read_device(j->dir_fd, j->chain, j->depth, j->rel ? j->rel[i] : NULL, j->name[i],
+                             &j->devs[i]);
     }
     return NULL;
 }
 
-static void gpuclass_read_devices(int dir_fd, int root_fd, const char *const *rel,
-                                  const char *const *name, const char *const *where,
-                                  const char *root, size_t rlen, gpuclass_sysdev *devs,
+/* `chain`: the open directories from the root down to the devices directory (NULL when
+   the root is "/"); `rel`: each entry's path from the root, for openat2. */
+static void gpuclass_read_devices(int dir_fd, const int *chain, int depth, const char *const *rel,
+                                  const char *const *name, gpuclass_sysdev *devs,
                                   Py_ssize_t n, int threads) {
     gpuclass_sysjob j;
     pthread_t tid[16];
     int started = 0;
-    j.dir_fd = dir_fd; j.root_fd = root_fd; j.root = root; j.rlen = rlen;
-    j.rel = rel; j.name = name; j.where = where; j.devs = devs; j.n = n; j.next = 0;
+    j.dir_fd = dir_fd; j.chain = chain; j.depth = depth;
+    j.rel = rel; j.name = name; j.devs = devs; j.n = n; j.next = 0;
     if (threads > 16) threads = 16;
     for (int t = 1; t < threads; t++)
         if (pthread_create(&tid[started], NULL, gpuclass_sysjob_run, &j) == 0) started++;
@@ -286,11 +463,11 @@ static void gpuclass_read_devices(int dir_fd, int root_fd, const char *const *re
 #define GPUCLASS_SYSFS_C 0
 typedef struct {
     int64_t v[GPUCLASS_SV_N]; int dir_code; int code[3]; int raw_len[3]; char raw[3][64];
+    int ocode[GPUCLASS_OPT_N]; int oraw_len[GPUCLASS_OPT_N]; char oraw[GPUCLASS_OPT_N][32];
     Py_ssize_t driver_len; char driver[256];
 } gpuclass_sysdev;
-static void gpuclass_read_devices(int dir_fd, int root_fd, const char *const *rel,
-                                  const char *const *name, const char *const *where,
-                                  const char *root, size_t rlen, gpuclass_sysdev *devs,
+static void gpuclass_read_devices(int dir_fd, const int *chain, int depth, const char *const *rel,
+                                  const char *const *name, gpuclass_sysdev *devs,
                                   Py_ssize_t n, int threads) {}
 #endif
 

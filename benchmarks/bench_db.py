@@ -154,3 +154,53 @@ def test_lookup_numpy_searchsorted(benchmark, device_queries):
     benchmark.extra_info.update(role="baseline", goal=20.0, queries=len(queries))
     out = benchmark.pedantic(searchsorted, rounds=3, iterations=1)
     assert np.array_equal(keys[out], queries)
+
+
+# -- adversarial keys vs random keys ---------------------------------------------------
+
+
+def _pci_ids_of(device_keys: np.ndarray) -> bytes:
+    """A valid pci.ids whose device table holds exactly ``device_keys`` (vendor << 16 | device)."""
+    lines, last = [], None
+    for key in np.sort(device_keys).tolist():
+        vendor, device = key >> 16, key & 0xFFFF
+        if vendor != last:
+            lines.append(f"{vendor:04x}  Vendor {vendor:04x}")
+            last = vendor
+        lines.append(f"\t{device:04x}  Device {device:04x}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.fixture(scope="module")
+def key_sets(quick):
+    """Device keys an attacker chose to collide under a fixed multiplicative hash (the
+    index's before it was keyed: 200k of them took 13 s), and as many random ones."""
+    n = 50_000 if quick else 200_000
+    inv = pow(0x9E3779B1, -1, 2**32)
+    chosen = np.unique((np.arange(n, dtype=np.uint64) + (1 << 30)) * inv % 2**32).astype(np.uint32)
+    rng = np.random.default_rng(20261129)
+    random = np.unique(rng.integers(0, 2**32, len(chosen) + len(chosen) // 8, dtype=np.uint32))[: len(chosen)]
+    return {"chosen": (_pci_ids_of(chosen), chosen), "random": (_pci_ids_of(random), random)}
+
+
+def _load_and_answer(text: bytes, keys: np.ndarray):
+    db = PciDatabase.from_bytes(text)
+    rows = db.device_index(keys >> 16, keys & 0xFFFF)
+    assert (rows >= 0).all()
+    return rows
+
+
+@pytest.mark.benchmark(group="adversarial keys vs random keys")
+def test_load_and_answer_chosen_keys(benchmark, key_sets):
+    """A pci.ids whose device keys were chosen to collide: parse, index, answer every key."""
+    text, keys = key_sets["chosen"]
+    benchmark.extra_info.update(role="gpuclass", keys=len(keys))
+    benchmark.pedantic(_load_and_answer, args=(text, keys), rounds=5, iterations=1, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="adversarial keys vs random keys")
+def test_load_and_answer_random_keys(benchmark, key_sets):
+    """The same with random keys: chosen keys may cost at most twice this (goal 0.5x)."""
+    text, keys = key_sets["random"]
+    benchmark.extra_info.update(role="baseline", goal=0.5, keys=len(keys))
+    benchmark.pedantic(_load_and_answer, args=(text, keys), rounds=5, iterations=1, warmup_rounds=1)

@@ -70,7 +70,10 @@ cdef extern from "gpuclass_keyindex.h":
         uint32_t key
         int32_t pos
     int32_t gpuclass_probe32(const Slot32* t, uint64_t mask, uint64_t h, uint32_t k) noexcept nogil
-    uint32_t mix32 "gpuclass_mix32"(uint32_t k, int shift32) noexcept nogil
+    uint64_t keyed_hash "gpuclass_keyed_hash"(uint64_t k, uint64_t s0, uint64_t s1) noexcept nogil
+    int32_t gpuclass_bsearch(const uint64_t* keys, Py_ssize_t n, uint64_t k) noexcept nogil
+    enum:
+        MAX_RUN "GPUCLASS_MAX_RUN"
 
 
 cdef extern from "gpuclass_match.h":

@@ -15,9 +15,15 @@ __all__ = ["KeyIndex"]
 
 
 class KeyIndex:
-    """Exact-match index over sorted, unique unsigned keys (``-1`` when absent)."""
+    """Exact-match index over sorted, unique unsigned keys (``-1`` when absent).
 
-    def __init__(self, keys):
+    Binary search (``strategy`` ``"search"``): no hash, so no chosen keys can
+    slow it; ``max_run`` is the compiled index's knob, accepted and unused here.
+    """
+
+    strategy = "search"
+
+    def __init__(self, keys, *, max_run=None):
         self.keys = check_sorted_keys(keys)
 
     def __len__(self) -> int:

@@ -78,3 +78,67 @@ def test_non_contiguous_queries(core):
     assert not q.flags.c_contiguous
     got = core.KeyIndex(keys).lookup(q)
     assert got.tolist() == [int(v) // 3 if v % 3 == 0 else -1 for v in q]
+
+
+# -- chosen keys ------------------------------------------------------------------------------
+
+def _chosen(n: int, wide: bool) -> np.ndarray:
+    """Keys a fixed multiplicative hash sends to consecutive home slots (the index's hash
+    before it was keyed: 32-bit keys times 0x9E3779B1, 64-bit times 0x9E3779B97F4A7C15):
+    each table probe walks the whole run, so building n of them cost O(n**2)."""
+    bits, mult = (64, 0x9E3779B97F4A7C15) if wide else (32, 0x9E3779B1)
+    inv = pow(mult, -1, 2**bits)
+    base = 1 << (bits - 2)
+    keys = [((base + j) * inv) % 2**bits for j in range(n)]
+    return np.unique(np.array(keys, dtype=np.uint64 if wide else np.uint32))
+
+
+def _timed(fn):
+    import time
+
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_chosen_keys_cost_what_random_keys_cost(compiled_core, wide):
+    n = 100_000
+    chosen = _chosen(n, wide)
+    rng = np.random.default_rng(7)
+    random = np.unique(rng.integers(1 << 33 if wide else 0, 2**63 if wide else 2**32, n,
+                                    dtype=np.uint64 if wide else np.uint32))
+
+    def run(keys):
+        def go():
+            idx = compiled_core.KeyIndex(keys)
+            assert np.array_equal(idx.lookup(keys), np.arange(len(keys), dtype=np.int32))
+        return go
+
+    t_chosen, t_random = _timed(run(chosen)), _timed(run(random))
+    # before the keyed hash: 100k chosen keys took seconds, ~1000x random keys
+    assert t_chosen < 3 * t_random + 0.02, (t_chosen, t_random)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_search_fallback_gives_the_same_answers(core, wide):
+    rng = np.random.default_rng(3)
+    keys = np.unique(rng.integers(0, 2**40 if wide else 2**20, 5000)).astype(np.uint64 if wide else np.uint32)
+    queries = np.concatenate([keys, rng.integers(0, 2**40 if wide else 2**20, 5000).astype(keys.dtype)])
+    hashed, searched = core.KeyIndex(keys), core.KeyIndex(keys, max_run=0)
+    assert searched.strategy == "search"
+    assert hashed.strategy == ("search" if core.__name__.endswith("twin") else "hash")
+    want = np.searchsorted(keys, queries)
+    want = np.where((want < len(keys)) & (keys[np.minimum(want, len(keys) - 1)] == queries), want, -1)
+    assert np.array_equal(hashed.lookup(queries), want) and np.array_equal(searched.lookup(queries), want)
+    assert [searched.find(k) for k in queries[:50].tolist()] == want[:50].tolist()
+
+
+def test_every_index_has_its_own_seeds(compiled_core):
+    """Two indexes of the same keys answer alike whatever their seeds (drawn per index)."""
+    keys = _chosen(20_000, False)
+    a, b = compiled_core.KeyIndex(keys), compiled_core.KeyIndex(keys)
+    assert np.array_equal(a.lookup(keys), b.lookup(keys))

@@ -21,7 +21,7 @@ from libc.string cimport memcpy, memchr
 from libc.stdlib cimport calloc, free
 
 from gpuclass._native.kernels cimport *
-from gpuclass._native.contract.args import as_key_array, check_sorted_keys
+from gpuclass._native.contract.args import as_key_array, check_sorted_keys, contiguous
 
 cnp.import_array()
 

@@ -176,9 +176,7 @@ cdef class KeyIndex:
 
     def lookup(self, queries):
         """Positions of many keys as an int32 array, -1 where absent."""
-        q = as_key_array(queries)
-        if not q.flags.c_contiguous:
-            q = np.ascontiguousarray(q)
+        q = contiguous(as_key_array(queries))
         cdef Py_ssize_t n = q.shape[0]
         out = np.empty(n, dtype=np.int32)
         if n == 0:

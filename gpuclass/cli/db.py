@@ -19,7 +19,8 @@ def arguments(p) -> None:
     p.add_argument("action", choices=("info", "compile"),
                    help="info: source, version and counts; compile: (re)build the cache")
     p.add_argument("--output", "-o", default=None,
-                   help="compile: write the compiled database here instead of the cache directory")
+                   help="compile: write the compiled database here instead of the cache directory "
+                        "(only a regular file is ever replaced)")
 
 
 def run(args) -> int:
@@ -43,6 +44,8 @@ def run(args) -> int:
         ("core", info["core"]),
         ("cache", info["cache"] or "(not cached)"),
     ]
+    if info.get("cache_refused"):
+        rows.append(("cache refused", info["cache_refused"]))
     rows += [(f"{table} entries", str(n)) for table, n in info["counts"].items()]
     rows.append(("name bytes", str(info["names_bytes"])))
     emit_table(rows)

@@ -7,6 +7,15 @@ arrays is made, checksummed and value-checked the first time something reads it,
 so a load costs the head alone and a damaged cache raises :class:`CacheError`
 (callers rebuild) instead of answering wrongly.  Files are written atomically.
 
+Checksums only show that a file is whole, not that it is honest, so everything
+is checked as if an adversary wrote it: the file must be a regular file; the
+metadata a flat JSON object of known keys and types; every array 8-byte aligned,
+of its declared dtype, inside the payload; the keys sorted, the name offsets
+inside the blob and on character boundaries, the names valid UTF-8.  And who
+may write it matters: :func:`trust_problem` (reused by every cache gpuclass
+keeps) refuses a cache directory or file that another user could have written,
+as ssh and pip do, and :func:`make_cache_dir` creates one that only its owner can.
+
 >>> a = {"blob": np.frombuffer(b"#c\\nab xyz", np.uint8),
 ...      "name_start": np.array([3, 6], np.uint32), "name_end": np.array([5, 9], np.uint32)}
 >>> c = compact_names(a); c["blob"].tobytes(), c["name_start"].tolist(), c["name_end"].tolist()
@@ -19,6 +28,8 @@ import hashlib
 import json
 import mmap
 import os
+import re
+import stat
 import struct
 import tempfile
 import zlib
@@ -27,11 +38,13 @@ from pathlib import Path
 import numpy as np
 
 from .._native import KEY_DTYPES, TABLES
+from ..documents import DocumentError, load_json
 from ..errors import CacheError
+from ..inputs import kind_of
 
 __all__ = ["ARRAYS", "CACHE_FORMAT", "CACHE_MAGIC", "ENV_CACHE_DIR", "CacheArrays", "EagerArrays",
            "cache_dir", "write_cache", "read_cache", "compact_names", "stat_alias", "sweep_temps",
-           "link_alias"]
+           "link_alias", "alias_target", "trust_problem", "make_cache_dir", "MAX_META"]
 
 ARRAYS = ("blob", "name_start", "name_end") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
 
@@ -51,6 +64,83 @@ CACHE_FORMAT = 2
 _CACHE_HEAD = struct.Struct("<8sIIQ")
 _CACHE_TABLE = struct.Struct("<" + "QQI" * len(ARRAYS))
 ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
+# The metadata: a flat object of these keys, each a string (or null), at most 64 KiB.
+MAX_META = 64 * 1024
+_META_KEYS = ("sha256", "source", "version", "date")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_ALIGN = 8
+
+
+# -- who may write a cache ------------------------------------------------------------------
+
+def _owner_ok(st: os.stat_result, uid: int) -> bool:
+    return st.st_uid in (uid, 0)
+
+
+def trust_problem(path: str | os.PathLike, *, kind: str = "dir") -> str | None:
+    """Why a cache directory (``kind="dir"``) or cache file (``"file"``) cannot be
+    trusted, or None when it can.
+
+    The rules of ssh's StrictModes and pip's cache: the path itself (not
+    followed if a link) must be a directory or a regular file owned by this user
+    or root and writable by no one else (no group or other write bit); every
+    directory above it, resolved, must be owned by this user or root and not
+    writable by others unless it has the sticky bit (``/tmp``), so that no one
+    else can swap it.  Where the platform has no user ids, everything is trusted.
+
+    >>> import tempfile
+    >>> d = make_cache_dir(Path(tempfile.mkdtemp()) / "c")
+    >>> trust_problem(d) is None
+    True
+    >>> os.chmod(d, 0o777); trust_problem(d)
+    '...c: writable by others (mode 0777)'
+    """
+    if not hasattr(os, "geteuid"):
+        return None
+    uid = os.geteuid()
+    name = os.fspath(path)
+    try:
+        st = os.lstat(name)
+    except OSError as exc:
+        return f"{name}: {exc.strerror or exc}"
+    want = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
+    if not want(st.st_mode):
+        return f"{name}: {kind_of(st.st_mode)}, not a {'directory' if kind == 'dir' else 'regular file'}"
+    if not _owner_ok(st, uid):
+        return f"{name}: owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"{name}: writable by others (mode {stat.S_IMODE(st.st_mode):04o})"
+    parent = os.path.dirname(os.path.realpath(name))
+    while True:
+        try:
+            pst = os.stat(parent)
+        except OSError as exc:
+            return f"{parent}: {exc.strerror or exc}"
+        if not _owner_ok(pst, uid):
+            return f"{parent}: owned by another user (uid {pst.st_uid}), above the cache"
+        if pst.st_mode & 0o022 and not pst.st_mode & stat.S_ISVTX:
+            return f"{parent}: writable by others (mode {stat.S_IMODE(pst.st_mode):04o}), above the cache"
+        up = os.path.dirname(parent)
+        if up == parent:
+            return None
+        parent = up
+
+
+def make_cache_dir(path: str | os.PathLike) -> Path:
+    """Create a cache directory (and missing parents) readable and writable by its owner
+    only (0700); an existing one is left as it is (:func:`trust_problem` judges it)."""
+    path = Path(path)
+    missing = []
+    p = path
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+    return path
 
 
 def cache_dir() -> Path:
@@ -131,13 +221,23 @@ class CacheArrays:
 def write_cache(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
     """Write a database's arrays to a cache file atomically (temp file, fsync, rename).
 
-    The format (no pickle anywhere): a fixed binary head (magic, format, sizes),
+    Only a regular file is ever replaced: a symlink, a FIFO, a device or a
+    directory at ``path`` is a :class:`CacheError` and stays as it is.  A
+    missing directory is created 0700.  The format (no pickle anywhere): a fixed binary head (magic, format, sizes),
     a binary table of every array's offset, length and CRC-32, a short JSON of
     ``meta`` (source, version, date, SHA-256), then the raw little-endian arrays,
     8-byte aligned.  The names are compacted back to back first.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheError(f"{path}: refusing to replace {kind_of(st.st_mode)} (only a regular "
+                             "file is ever replaced)")
+    make_cache_dir(path.parent)
     table = []
     offset = 0
     payload_parts = []
@@ -173,24 +273,37 @@ def write_cache(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
 
 
 def read_cache(path: str | os.PathLike, expect_sha256: str | None = None,
-               verify: bool = False) -> tuple[CacheArrays, dict]:
+               verify: bool = False, *, trusted: bool = False) -> tuple[CacheArrays, dict]:
     """Map a cache file: its arrays (checked on first use, or now with ``verify``) and metadata.
 
-    The header, sizes, dtypes and bounds are checked at once; each group of
+    The file must be a regular file (opened without following a link and
+    without blocking); with ``trusted`` it must also pass :func:`trust_problem`'s
+    owner and mode rules (checked on the open file).  The header, sizes,
+    alignment, dtypes, bounds and metadata are checked at once; each group of
     arrays has its CRC-32 and value checks run before anything reads it.
     Anything wrong is a :class:`CacheError`.
     """
     name = os.fspath(path)
+    flags = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NONBLOCK", 0))
     try:
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(name, flags)
     except OSError as exc:
         raise CacheError(f"{name}: cannot read: {exc.strerror or exc}") from None
     try:
-        raw = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    except ValueError:  # mmap refuses an empty file
-        raise CacheError(f"{name}: empty cache file") from None
-    except OSError as exc:
-        raise CacheError(f"{name}: cannot map: {exc.strerror or exc}") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheError(f"{name}: {kind_of(st.st_mode)}, not a cache file")
+        if trusted and hasattr(os, "geteuid"):
+            if not _owner_ok(st, os.geteuid()) or st.st_mode & 0o022:
+                raise CacheError(f"{name}: another user could have written it (uid {st.st_uid}, "
+                                 f"mode {stat.S_IMODE(st.st_mode):04o})")
+        try:
+            raw = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except ValueError:  # mmap refuses an empty file
+            raise CacheError(f"{name}: empty cache file") from None
+        except OSError as exc:
+            raise CacheError(f"{name}: cannot map: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
     try:
@@ -200,9 +313,27 @@ def read_cache(path: str | os.PathLike, expect_sha256: str | None = None,
         return source, meta
     except CacheError:
         raise
-    except (ValueError, KeyError, TypeError, IndexError, OverflowError) as exc:
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError, RecursionError) as exc:
         raise CacheError(f"{name}: corrupt cache: {exc}") from None
 
+
+def _meta(raw: bytes, name: str) -> dict:
+    """The metadata: a flat JSON object of the known keys, strings or null."""
+    if len(raw) > MAX_META:
+        raise CacheError(f"{name}: metadata of {len(raw)} bytes (at most {MAX_META})")
+    try:
+        meta = load_json(raw.rstrip(b" "))
+    except DocumentError as exc:
+        raise CacheError(f"{name}: bad metadata: {exc}") from None
+    if not isinstance(meta, dict) or set(meta) != set(_META_KEYS):
+        raise CacheError(f"{name}: bad metadata: expected the keys {', '.join(_META_KEYS)}")
+    for key in _META_KEYS:
+        value = meta[key]
+        if value is not None and (not isinstance(value, str) or len(value) > 4096):
+            raise CacheError(f"{name}: bad metadata: {key} is not a short string")
+    if meta["sha256"] is not None and not _SHA256.fullmatch(meta["sha256"]):
+        raise CacheError(f"{name}: bad metadata: sha256 is not a SHA-256 digest")
+    return meta
 
 
 def _parse(raw, name: str, expect_sha256: str | None) -> tuple[CacheArrays, dict]:
@@ -219,15 +350,18 @@ def _parse(raw, name: str, expect_sha256: str | None) -> tuple[CacheArrays, dict
     if payload_at + payload_len != total:
         raise CacheError(f"{name}: truncated or padded cache ({total} bytes, "
                          f"expected {payload_at + payload_len})")
-    meta = json.loads(raw[meta_at:payload_at].decode("utf-8"))
-    if not isinstance(meta, dict):
-        raise CacheError(f"{name}: bad metadata")
+    if payload_at % _ALIGN:
+        raise CacheError(f"{name}: payload not {_ALIGN}-byte aligned")
+    meta = _meta(bytes(raw[meta_at:payload_at]), name)
     if expect_sha256 is not None and meta.get("sha256") != expect_sha256:
         raise CacheError(f"{name}: stale cache (built from another pci.ids)")
     table = _CACHE_TABLE.unpack_from(raw, _CACHE_HEAD.size)
     layout: dict[str, tuple] = {}
     it = iter(table)
     for (aname, dt), offset, count, crc in zip(_LAYOUT_DTYPES, it, it, it):
+        if offset % _ALIGN:
+            # a misaligned array would make the kernels' 64-bit loads misaligned
+            raise CacheError(f"{name}: array {aname} at offset {offset}, not {_ALIGN}-byte aligned")
         if offset + count * dt.itemsize > payload_len:
             raise CacheError(f"{name}: array {aname} lies outside the payload")
         layout[aname] = (dt, offset, count, crc)
@@ -261,12 +395,27 @@ def _check_values(arrays: dict[str, np.ndarray], parts, n_names: int, blob_len: 
             start = arrays["name_start"]
             if n_names and (bool(np.any(arr < start)) or int(arr.max()) > blob_len):
                 raise CacheError(f"{where}: name offsets outside the blob")
+            _check_names(arrays["blob"], start, arr, where)
         elif part.endswith("_keys"):
             if len(arr) > 1 and not bool(np.all(arr[1:] > arr[:-1])):
                 raise CacheError(f"{where}: {part} are not sorted")
         elif part.endswith("_name"):
             if len(arr) and int(arr.max()) >= n_names:
                 raise CacheError(f"{where}: {part} point past the name table")
+
+
+def _check_names(blob: np.ndarray, start: np.ndarray, end: np.ndarray, where: str) -> None:
+    """Every name valid UTF-8: the blob decodes, and no name starts or ends inside a
+    character (a continuation byte 10xxxxxx at a boundary)."""
+    try:
+        str(memoryview(blob), "utf-8")
+    except UnicodeDecodeError as exc:
+        raise CacheError(f"{where}: names are not UTF-8 (byte {exc.start} of the blob)") from None
+    n = len(blob)
+    for edge in (start, end):
+        inside = edge[edge < n]
+        if inside.size and bool(np.any((blob[inside] & 0xC0) == 0x80)):
+            raise CacheError(f"{where}: a name boundary splits a UTF-8 character")
 
 
 def stat_alias(cdir: Path, src: Path) -> Path | None:
@@ -302,6 +451,19 @@ def sweep_temps(cdir: Path) -> None:
                     os.unlink(entry.path)
             except OSError:
                 pass
+
+
+_TARGET = re.compile(r"pciids-[0-9a-f]{32}\.gpcdb")
+
+
+def alias_target(alias: Path) -> Path | None:
+    """The cache file an alias names, when it is a link to a cache file of the same
+    directory (anything else, a link that leaves the directory included, is no alias)."""
+    try:
+        target = os.readlink(alias)
+    except OSError:
+        return None
+    return alias.with_name(target) if _TARGET.fullmatch(target) else None
 
 
 def link_alias(alias: Path, target: Path) -> None:

@@ -40,11 +40,14 @@ from ..inputs import input_name, is_stdin
 from .cache import (
     ARRAYS,
     EagerArrays,
+    alias_target,
     cache_dir,
     link_alias,
+    make_cache_dir,
     read_cache,
     stat_alias,
     sweep_temps,
+    trust_problem,
     write_cache,
 )
 from .locate import header_info, read_pci_ids, resolve_path
@@ -109,6 +112,7 @@ class PciDatabase:
         self._text: bytes | None = None
         self.skipped: list[SkippedLine] = list(skipped or [])
         self.cache_path: str | None = None
+        self.cache_refused: str | None = None  # why the cache directory was not used
         self._names = None  # (blob memoryview, starts, ends), made on first name
         self._tables = {t: _Table(t, _source) for t in TABLES}
 
@@ -138,28 +142,41 @@ class PciDatabase:
     @classmethod
     def load(cls, path: str | os.PathLike | None = None, *, strict: bool = True,
              cache: bool = True) -> "PciDatabase":
-        """Load a pci.ids (plain, .gz, .xz or .bz2), through the compiled cache.
+        """Load a pci.ids (plain, .gz, .xz or .bz2; ``-``: standard input), through the
+        compiled cache.
 
         ``path`` defaults to ``$GPUCLASS_PCI_IDS``, else the bundled file.  The
         cache is keyed by the file's content hash; a stale, corrupt or
         unwritable cache is never trusted and never an error: the file is parsed.
-        Lenient loads (``strict=False``) are not cached, so that their skipped
-        lines are always reported.
+        A cache directory or file that another user could have written (see
+        :func:`gpuclass.db.cache.trust_problem`) is neither read nor written
+        (``cache_refused`` says why).  Lenient loads (``strict=False``) are not
+        cached, so that their skipped lines are always reported.
         """
         src = resolve_path(path)
         name = input_name(src)
         if not (cache and strict):
             return cls.from_bytes(read_pci_ids(src), strict=strict, source=name)
         cdir = cache_dir()
+        try:
+            make_cache_dir(cdir)
+        except OSError:
+            pass  # a read-only place: trust_problem says so, and the file is parsed
+        refused = trust_problem(cdir)
+        if refused is not None:
+            db = cls.from_bytes(read_pci_ids(src), strict=strict, source=name)
+            db.cache_refused = refused
+            return db
         # Fast path: an alias named by the file's identity (path, inode, size,
         # mtime) points at the content-keyed cache, so an unchanged file is
         # not even read.  The alias is only a shortcut: the content hash stays the key.
         alias = None if is_stdin(src) else stat_alias(cdir, src)
-        if alias is not None and alias.exists():
+        target = None if alias is None else alias_target(alias)
+        if target is not None:
             try:
                 # Verified in full here, so that a damaged cache is rebuilt now
                 # rather than failing at the caller's first lookup.
-                db = cls.load_compiled(alias, verify=True)
+                db = cls.load_compiled(target, verify=True, trusted=True)
             except CacheError:
                 pass
             else:
@@ -169,17 +186,17 @@ class PciDatabase:
         digest = hashlib.sha256(data).hexdigest()
         cpath = cdir / f"pciids-{digest[:32]}.gpcdb"
         db = None
-        if cpath.is_file():
+        if os.path.lexists(cpath):
             try:
-                db = cls.load_compiled(cpath, expect_sha256=digest, verify=True)
+                db = cls.load_compiled(cpath, expect_sha256=digest, verify=True, trusted=True)
             except CacheError:
-                db = None
+                db = None  # rebuilt below, and replaced by rename
         if db is None:
             db = cls.from_bytes(data, strict=strict, source=name)
             db._sha256 = digest
             try:
                 db.save_compiled(cpath)
-            except OSError:
+            except (OSError, CacheError):
                 return db  # read-only or full cache directory: parsing again next time is fine
             sweep_temps(cdir)
         db.source = name
@@ -198,17 +215,19 @@ class PciDatabase:
 
     @classmethod
     def load_compiled(cls, path: str | os.PathLike, *, expect_sha256: str | None = None,
-                      verify: bool = False) -> "PciDatabase":
+                      verify: bool = False, trusted: bool = False) -> "PciDatabase":
         """Load a cache file written by :meth:`save_compiled`; :class:`CacheError` if invalid.
 
-        The file is memory-mapped.  The header, sizes, dtypes and bounds are
-        checked at once; each table's CRC-32 and ordering are checked before its
-        first lookup, and the name blob's before the first name is decoded
-        (``verify=True`` checks everything now).  A corrupt table therefore
-        raises :class:`CacheError` instead of answering wrongly.
+        The file (a regular file, never a link) is memory-mapped.  The header,
+        sizes, alignment, dtypes, bounds and metadata are checked at once; each
+        table's CRC-32 and ordering are checked before its first lookup, and the
+        name blob's (offsets, UTF-8) before the first name is decoded
+        (``verify=True`` checks everything now).  A corrupt or hostile table
+        therefore raises :class:`CacheError` instead of answering wrongly.
+        ``trusted`` also refuses a file another user could have written.
         """
         name = os.fspath(path)
-        source, meta = read_cache(name, expect_sha256, verify)
+        source, meta = read_cache(name, expect_sha256, verify, trusted=trusted)
         db = cls(source=meta.get("source") or name, version=meta.get("version"),
                  date=meta.get("date"), sha256=meta.get("sha256"), _source=source)
         db.cache_path = name
@@ -360,6 +379,7 @@ class PciDatabase:
             "names_bytes": int(np.sum(self._source.get("name_end").astype(np.int64)
                                       - self._source.get("name_start"))),
             "cache": self.cache_path,
+            "cache_refused": self.cache_refused,
             "core": "compiled" if core.IS_COMPILED else "python",
             "skipped_lines": len(self.skipped),
         }

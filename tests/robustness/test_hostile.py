@@ -288,6 +288,8 @@ REVIEWED = {
     "gpuclass.db.locate._HEADER_RE": [b"#Version:" + b" " * 100000 + b"x", b"#" + b" " * 100000,
                                       b"#Version:x" + b" " * 100000 + b"y"],
     "gpuclass.pcinames._BRACKET": ["[" * 100000, "[a" * 50000],
+    "gpuclass.db.cache._SHA256": ["a" * 100000, "0" * 63 + "x" * 100000],
+    "gpuclass.db.cache._TARGET": ["pciids-" + "0" * 100000, "pciids-" * 20000],
     "gpuclass.pcinames._MODEL_NUMBER": ["1" * 100000 + "x"],
     "gpuclass.sources.lspci.columns.DEC": ["-" * 100000, "1" * 100000 + "x"],
     "gpuclass.textmatch.normalize._SPACES": [b" " * 100000 + b"x", b" x" * 50000],

@@ -66,7 +66,7 @@ def check_sorted_keys(keys) -> np.ndarray:
     arr = as_key_array(keys, "keys")
     if arr.size > 1 and not bool(np.all(arr[1:] > arr[:-1])):
         raise InputError("keys: must be sorted in strictly increasing order")
-    return np.ascontiguousarray(arr)
+    return contiguous(arr)
 
 
 def as_int64(values, name: str) -> np.ndarray:
@@ -89,5 +89,9 @@ def as_int64(values, name: str) -> np.ndarray:
 
 
 def contiguous(a: np.ndarray) -> np.ndarray:
-    """``a`` as a C-contiguous array: zero-copy when it is one, one copy (never per row) if not."""
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    """``a`` as a C-contiguous, aligned array: zero-copy when it is one, one copy (never per
+    row) if not.  An unaligned array (a view at an odd offset of a buffer, such as a
+    memory-mapped file) would make the kernels' 64-bit loads misaligned."""
+    if a.flags.c_contiguous and a.flags.aligned:
+        return a
+    return np.require(a, requirements=("C", "A"))

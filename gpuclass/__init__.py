@@ -12,6 +12,8 @@ sources) load on first attribute access.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
 
@@ -71,6 +73,27 @@ _LAZY = {
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
+
+
+class _Package(types.ModuleType):
+    """The package's module type: a public name that is also the name of a submodule
+    (``classify``, the function, and ``gpuclass/classify.py``) stays the public object.
+
+    Importing a submodule binds it as an attribute of its package; here that binding
+    is dropped for such a name, so ``gpuclass.classify`` is the function whatever was
+    imported before (``import gpuclass.classify``, ``from gpuclass.classify import
+    ...``).  The module itself stays ``sys.modules["gpuclass.classify"]``
+    (``importlib.import_module`` gives it).
+    """
+
+    def __setattr__(self, name: str, value) -> None:
+        if (name in _LAZY and isinstance(value, types.ModuleType)
+                and value.__name__ == f"{__name__}.{name}"):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import gpuclass
 from gpuclass import _native
 from gpuclass.db.locate import bundled_path
@@ -53,3 +55,21 @@ def test_import_is_lazy():
 def test_public_names_resolve():
     for name in gpuclass.__all__:
         assert getattr(gpuclass, name) is not None
+
+
+@pytest.mark.parametrize("before", [
+    "", "import gpuclass.classify", "from gpuclass.classify import classify_table",
+    "import gpuclass.provisioner", "from gpuclass import classify_table",
+    "import gpuclass.cli.scan", "import gpuclass; gpuclass.classify; import gpuclass.classify",
+])
+def test_classify_is_always_the_function(before):
+    """``gpuclass/classify.py`` shares the function's name: importing the module first must
+    not turn ``gpuclass.classify`` into the module."""
+    code = (f"{before}\nimport gpuclass, types, importlib\n"
+            "assert callable(gpuclass.classify) and not isinstance(gpuclass.classify, types.ModuleType), "
+            "gpuclass.classify\n"
+            "from gpuclass import classify\nassert classify is gpuclass.classify\n"
+            "assert importlib.import_module('gpuclass.classify').classify is classify\n"
+            "import gpuclass.classify\nassert gpuclass.classify is classify\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

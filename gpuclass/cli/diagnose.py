@@ -9,9 +9,7 @@ Exit codes: 0 nothing wrong found, 1 a problem found (each with its action),
 
 from __future__ import annotations
 
-import sys
-
-from .options import emit_json, hardware_report
+from .options import emit_json, emit_lines, hardware_report
 
 NAME = "diagnose"
 HELP = "why GPU pods do not schedule on a node"
@@ -74,5 +72,5 @@ def run(args) -> int:
             lines.append(f"  {f.severity}: [{f.code}] {f.message}")
             if f.action:
                 lines.append(f"    action: {f.action}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    emit_lines(lines)
     return 0 if ok else 1

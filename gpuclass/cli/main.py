@@ -22,6 +22,7 @@ import os
 import sys
 
 from ..errors import GpuclassError, InputError
+from .options import printable
 
 EXIT_OK, EXIT_FOUND_PROBLEM, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
@@ -69,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     from .commands import COMMANDS
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    # Under any locale: what the terminal cannot show is escaped, never a crash.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream that cannot be reconfigured
+                pass
     # Import only the command that runs; ``--help`` alone loads them all.
     only = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(only if only in COMMANDS else None)
@@ -79,10 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InputError as exc:  # a malformed argument (an ID, a value)
-        print(f"gpuclass: error: {exc}", file=sys.stderr)
+        print(f"gpuclass: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except GpuclassError as exc:
-        print(f"gpuclass: error: {exc}", file=sys.stderr)
+    except GpuclassError as exc:  # one line, whatever a path or a name in it holds
+        print(f"gpuclass: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # `gpuclass scan | head`: the reader left, not an error
         try:
@@ -92,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except OSError as exc:
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"gpuclass: error:{where}: {exc.strerror or exc}", file=sys.stderr)
+        print(printable(f"gpuclass: error:{where}: {exc.strerror or exc}"), file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print("gpuclass: interrupted", file=sys.stderr)

@@ -20,8 +20,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
-__all__ = ["FORMATS", "SHARED", "add_option", "add_command", "emit_json", "emit_table",
-           "hardware_report", "load_report", "yes"]
+__all__ = ["FORMATS", "SHARED", "add_option", "add_command", "emit_json", "emit_table", "emit_lines",
+           "printable", "hardware_report", "load_report", "yes"]
 
 FORMATS = ("table", "json")
 
@@ -70,19 +70,70 @@ def add_command(sub: Any, module: ModuleType) -> argparse.ArgumentParser:
     return p
 
 
+def printable(text: str) -> str:
+    r"""``text`` safe to print as one line on a terminal: every control character, line or
+    paragraph separator and invisible format character (a bidi override) escaped, and
+    bytes that were not UTF-8 (decoded as surrogates) shown as ``\xNN``.
+
+    Names and paths come from input (a device entry, a pci.ids, a manifest): without
+    this a newline in one would inject a row, and an escape sequence would drive the
+    terminal.
+
+    >>> printable("GPU\n0000:02:00.0  fake row\x1b[2J \udcff ok")
+    'GPU\\n0000:02:00.0  fake row\\x1b[2J \\xff ok'
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    if c in _NAMED:
+        return _NAMED[c]
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _json_escape(c: str) -> str:
+    code = ord(c)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def emit_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    """JSON on stdout, terminal-safe: every character that is not printable (controls,
+    separators, bidi overrides, bytes that were not UTF-8) written as a ``\\u`` escape,
+    which every JSON reader turns back into the same string."""
+    lines = json.dumps(obj, indent=2, ensure_ascii=False).split("\n")
+    for i, line in enumerate(lines):
+        if not line.isprintable():  # only inside strings: the structure is ASCII
+            lines[i] = "".join(c if c.isprintable() else _json_escape(c) for c in line)
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 def emit_table(rows: list[tuple[str, ...]]) -> None:
-    """Aligned columns, one row per line."""
+    """Aligned columns, one row per line; every cell :func:`printable`."""
     if not rows:
         return
+    rows = [tuple(printable(str(cell)) for cell in row) for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         cells = [cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]
         sys.stdout.write("  ".join(cells).rstrip() + "\n")
+
+
+def emit_lines(lines: list[str]) -> None:
+    """Lines of text output, each :func:`printable`."""
+    sys.stdout.write("".join(printable(line) + "\n" for line in lines))
 
 
 def hardware_report(args: argparse.Namespace):

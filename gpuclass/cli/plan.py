@@ -8,9 +8,7 @@ need different kernel modules), 3 the machine cannot be read.
 
 from __future__ import annotations
 
-import sys
-
-from .options import emit_json, emit_table, hardware_report, yes
+from .options import emit_json, emit_lines, emit_table, hardware_report, yes
 
 NAME = "plan"
 HELP = "what the provisioner installs on this machine, and why"
@@ -54,5 +52,5 @@ def run(args) -> int:
         out.append(f"cpu: {cpu.model_name or cpu.vendor or 'unknown'}, {cpu.logical_cpus} logical CPUs")
     out += [f"conflict: {c}" for c in result.conflicts]
     out += [f"warning: {w}" for w in result.warnings]
-    sys.stdout.write("\n".join(out) + "\n")
+    emit_lines(out)
     return 0 if result.ok else 1

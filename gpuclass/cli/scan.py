@@ -11,9 +11,7 @@ Exit codes: 0 when every device read cleanly, 1 when some device is flagged
 
 from __future__ import annotations
 
-import sys
-
-from .options import emit_json, emit_table
+from .options import emit_json, emit_lines, emit_table
 
 NAME = "scan"
 HELP = "classify this machine's PCI devices and GPUs"
@@ -127,5 +125,5 @@ def run(args) -> int:
                          ",".join(rec["flags"]) or "-", rec["status"], rec["card"] or "-",
                          str(rec["slices"]), name))
         emit_table(rows)
-        sys.stdout.write("\n".join(_footer(summary, records)) + "\n")
+        emit_lines(_footer(summary, records))
     return 1 if invalid.any() else 0

@@ -11,9 +11,7 @@ Exit codes: 0 every pod is valid, 1 some pod is invalid, 2 usage error,
 
 from __future__ import annotations
 
-import sys
-
-from .options import emit_json
+from .options import emit_json, emit_lines
 
 NAME = "validate-pod"
 HELP = "check pods' nvidia.com/gpu requests (one slice each)"
@@ -80,5 +78,5 @@ def run(args) -> int:
         out += [f"  error: {e}" for e in v.errors]
         out += [f"  warning: {w}" for w in v.warnings]
     out += [f"skipped {s['kind']}/{s['name'] or '-'} ({s['source']}): no pod template" for s in skipped]
-    sys.stdout.write("\n".join(out) + "\n")
+    emit_lines(out)
     return 0 if valid else 1

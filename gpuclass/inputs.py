@@ -15,8 +15,8 @@ Files of a *machine* (a mounted root: its ``sys/``, ``proc/``, ``dev/``) are
 opened with :func:`open_beneath` / :func:`read_beneath`: every component is
 resolved inside the root, symlinks included, so that nothing outside the root
 is ever opened (not even a directory to check where it is); a file must be
-a regular file, and is opened only once ``fstat`` of a path-only descriptor
-says so, so that a device node inside the root is never opened.
+a regular file, and is opened only once ``lstat`` says so, so that a device
+node inside the root is never opened.
 
 >>> import tempfile, os, pathlib
 >>> d = tempfile.mkdtemp()
@@ -159,12 +159,11 @@ def read_input(path: str | os.PathLike, what: str = "input", limit: int | None =
 
 DIRFLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_PATHFLAGS = getattr(os, "O_PATH", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_READFLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_READFLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+              | getattr(os, "O_NOCTTY", 0))
 MAX_LINKS = 40  # symlinks followed in one path, as the kernel allows (then ELOOP)
 MAX_WALK = 64   # directories from the root down one walk may hold open
 MAX_PATH = 2 * 4096  # bytes of path left to walk, links spliced in
-_PROC_FD = "/proc/self/fd"
 
 
 def _is_link(dir_fd: int, name: str) -> str | None:
@@ -258,32 +257,18 @@ def open_beneath(root_fd: int, path: str) -> int:
 def open_regular(dir_fd: int, name: str) -> tuple[int, int]:
     """``(fd, st_mode)``: ``name`` in ``dir_fd`` opened for reading if it is a regular file.
 
-    The file is looked at through a path-only descriptor first (``O_PATH``,
-    which opens nothing) and reopened only when ``fstat`` says it is a regular
-    file, so that a device node, FIFO or socket is never opened; a symlink is
-    never followed.  For anything else ``fd`` is -1 and ``st_mode`` says what
-    it is.  Without ``O_PATH`` (or ``/proc``) it is ``lstat``, then an open
-    that must find the same file.
+    The file is looked at first (``lstat``: a symlink is never followed) and opened
+    only when it is a regular file, so that a device node, FIFO or socket is never
+    opened; the open file must be the one looked at.  For anything else ``fd`` is -1
+    and ``st_mode`` says what it is.
     """
-    if _PATHFLAGS & getattr(os, "O_PATH", 0):
-        pfd = os.open(name, _PATHFLAGS, dir_fd=dir_fd)
-        try:
-            st = os.fstat(pfd)
-            if not stat.S_ISREG(st.st_mode):
-                return -1, st.st_mode
-            try:
-                return os.open(f"{_PROC_FD}/{pfd}", _READFLAGS), st.st_mode
-            except FileNotFoundError:  # no /proc: the portable way below
-                pass
-        finally:
-            os.close(pfd)
     st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     if not stat.S_ISREG(st.st_mode):
         return -1, st.st_mode
     fd = os.open(name, _READFLAGS | _NOFOLLOW, dir_fd=dir_fd)
     now = os.fstat(fd)
     if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(now.st_mode):
-        os.close(fd)
+        os.close(fd)  # swapped between the look and the open
         return -1, now.st_mode
     return fd, st.st_mode
 

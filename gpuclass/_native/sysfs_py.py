@@ -59,15 +59,12 @@ from .contract.sysfs import (
 
 __all__ = ["read_devices"]
 
-_PATHFLAGS = getattr(os, "O_PATH", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-             | getattr(os, "O_NONBLOCK", 0))
-_REOPEN = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-_PROC_FD = "/proc/self/fd"
+             | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
 _HEXDIGITS = b"0123456789abcdefABCDEF"
 _OPT = {name: k for k, name in enumerate(OPTIONAL)}
 # module-level names: fewer lookups in the hot loop (and one place for tests to watch)
-_open, _read, _close, _readlink, _fstat = os.open, os.read, os.close, os.readlink, os.fstat
+_open, _read, _close, _readlink, _lstat = os.open, os.read, os.close, os.readlink, os.stat
 
 
 def _mode_code(mode: int) -> int:
@@ -85,38 +82,16 @@ def _mode_code(mode: int) -> int:
 def _open_attr(dir_fd: int, name: str) -> int:
     """An fd for a regular-file attribute, or minus its errno / AT_* code.
 
-    Looked at through an ``O_PATH`` descriptor (which opens nothing) and reopened only
-    once ``fstat`` says it is a regular file: a FIFO or device node is never opened.
+    Looked at first (``lstat``) and opened only when it is a regular file, so that a
+    FIFO or device node is never opened; the open never blocks nor takes a terminal.
     """
-    if _PATHFLAGS & getattr(os, "O_PATH", 0):
-        try:
-            pfd = _open(name, _PATHFLAGS, dir_fd=dir_fd)
-        except OSError as exc:
-            return -(exc.errno or errno.EIO)
-        try:
-            mode = _fstat(pfd).st_mode
-            if not stat.S_ISREG(mode):
-                return -_mode_code(mode)
-            try:
-                return _open(f"{_PROC_FD}/{pfd}", _REOPEN)
-            except FileNotFoundError:  # no /proc: the portable way below
-                pass
-            except OSError as exc:
-                return -(exc.errno or errno.EIO)
-        finally:
-            _close(pfd)
     try:
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        st = _lstat(name, dir_fd=dir_fd, follow_symlinks=False)
         if not stat.S_ISREG(st.st_mode):
             return -_mode_code(st.st_mode)
-        fd = _open(name, _NOFOLLOW, dir_fd=dir_fd)
+        return _open(name, _NOFOLLOW, dir_fd=dir_fd)
     except OSError as exc:
         return -(exc.errno or errno.EIO)
-    now = _fstat(fd)
-    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(now.st_mode):
-        _close(fd)
-        return -(AT_OTHER if stat.S_ISREG(now.st_mode) else _mode_code(now.st_mode))
-    return fd
 
 
 def _read_attr(dir_fd: int, name: str) -> bytes | int:

@@ -204,3 +204,63 @@ def test_parse_vmm_baseline(benchmark, vmm_text):
     benchmark.extra_info.update(role="baseline", goal=1.0)
     recs = benchmark(_vmm_baseline, vmm_text)
     assert len(recs) == len(parse_lspci_vmm(vmm_text))
+
+
+# -- the whole command against the scan alone ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def large_trees(tmp_path_factory, quick):
+    """Two generated machines, n and n/4 devices (n: $GPUCLASS_BENCH_SCAN_DEVICES, default
+    10,000; 2,000 in quick rounds), for the whole command's cost against the scan alone
+    and its growth with the number of devices."""
+    n = int(os.environ.get("GPUCLASS_BENCH_SCAN_DEVICES", 2000 if quick else 10_000))
+    roots = {}
+    for size in (n, n // 4):
+        root = tmp_path_factory.mktemp(f"sysfs{size}")
+        fakesys.write_tree(root, fakesys.generated(size, seed=size))
+        roots[size] = str(root)
+    return roots
+
+
+def _whole_scan(root: str, fmt: str = "table") -> int:
+    """``gpuclass scan --root ROOT`` in this process (output to /dev/null)."""
+    import contextlib
+
+    from gpuclass.cli.main import main
+
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        return main(["scan", "--root", root, "--format", fmt])
+
+
+@pytest.mark.benchmark(group="whole scan vs scan_sysfs")
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_whole_scan_command(benchmark, large_trees, fmt):
+    """Scan, names, classification, rollup and output: at most 3x the scan alone (goal 1/3)."""
+    root = large_trees[max(large_trees)]
+    benchmark.extra_info.update(role="gpuclass", devices=max(large_trees), format=fmt)
+    rc = benchmark.pedantic(_whole_scan, args=(root, fmt), rounds=3, iterations=1, warmup_rounds=1)
+    assert rc in (0, 1)
+
+
+@pytest.mark.benchmark(group="whole scan vs scan_sysfs")
+def test_scan_sysfs_alone(benchmark, large_trees):
+    root = large_trees[max(large_trees)]
+    benchmark.extra_info.update(role="baseline", goal=1 / 3, devices=max(large_trees))
+    table = benchmark.pedantic(scan_sysfs, args=(root,), rounds=3, iterations=1, warmup_rounds=1)
+    assert len(table) == max(large_trees)
+
+
+@pytest.mark.benchmark(group="whole scan: n vs n/4 devices")
+def test_whole_scan_n(benchmark, large_trees):
+    """Linear cost: n devices take at most 4 x 1.25 the time of n/4 (goal 1/5)."""
+    benchmark.extra_info.update(role="gpuclass", devices=max(large_trees))
+    benchmark.pedantic(_whole_scan, args=(large_trees[max(large_trees)],), rounds=3, iterations=1,
+                       warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="whole scan: n vs n/4 devices")
+def test_whole_scan_quarter(benchmark, large_trees):
+    benchmark.extra_info.update(role="baseline", goal=1 / 5, devices=min(large_trees))
+    benchmark.pedantic(_whole_scan, args=(large_trees[min(large_trees)],), rounds=3, iterations=1,
+                       warmup_rounds=1)

@@ -130,6 +130,26 @@ def open_input(path: str | os.PathLike, what: str = "input", *, dir_fd: int | No
         raise
 
 
+def _read_bounded(fh: BinaryIO, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of ``fh``, never reserving more than the file holds
+    (``read(limit + 1)`` reserves the whole limit at once: 256 MiB for a small file)."""
+    try:
+        size = os.fstat(fh.fileno()).st_size
+    except (OSError, ValueError, AttributeError):
+        size = 0
+    if size > limit:
+        return fh.read(limit + 1)
+    data = fh.read(size if size else 1 << 16)
+    parts, total = [data], len(data)
+    while total <= limit:  # grown, or a stream of unknown size: a megabyte at a time
+        chunk = fh.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def read_input(path: str | os.PathLike, what: str = "input", limit: int | None = None, *,
                dir_fd: int | None = None, follow: bool = True) -> bytes:
     """The bytes of a regular file or of standard input, at most ``limit`` of them.
@@ -142,7 +162,7 @@ def read_input(path: str | os.PathLike, what: str = "input", limit: int | None =
     name = input_name(path)
     fh = open_input(path, what, dir_fd=dir_fd, follow=follow)
     try:
-        data = fh.read(limit + 1)
+        data = _read_bounded(fh, limit)
     except OSError as exc:
         raise SourceError(name, None, f"cannot read {what}: {exc.strerror or exc}") from None
     finally:
@@ -305,7 +325,7 @@ def read_beneath(root: str | os.PathLike, path: str, what: str, limit: int | Non
         raise SourceError(where, None, f"{what} is {kind_of(mode)}, not a regular file (not read)")
     try:
         with os.fdopen(fd, "rb") as fh:
-            data = fh.read(limit + 1)
+            data = _read_bounded(fh, limit)
     except OSError as exc:
         raise SourceError(where, None, f"cannot read {what}: {exc.strerror or exc}") from None
     if len(data) > limit:

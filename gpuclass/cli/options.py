@@ -113,11 +113,14 @@ def emit_json(obj: Any) -> None:
     """JSON on stdout, terminal-safe: every character that is not printable (controls,
     separators, bidi overrides, bytes that were not UTF-8) written as a ``\\u`` escape,
     which every JSON reader turns back into the same string."""
-    lines = json.dumps(obj, indent=2, ensure_ascii=False).split("\n")
-    for i, line in enumerate(lines):
-        if not line.isprintable():  # only inside strings: the structure is ASCII
-            lines[i] = "".join(c if c.isprintable() else _json_escape(c) for c in line)
-    sys.stdout.write("\n".join(lines) + "\n")
+    text = json.dumps(obj, indent=2, ensure_ascii=False)
+    if not text.replace("\n", "").isprintable():  # only inside strings: the structure is ASCII
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            if not line.isprintable():
+                lines[i] = "".join(c if c.isprintable() else _json_escape(c) for c in line)
+        text = "\n".join(lines)
+    sys.stdout.write(text + "\n")
 
 
 def emit_table(rows: list[tuple[str, ...]]) -> None:

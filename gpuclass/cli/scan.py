@@ -27,17 +27,21 @@ OPTIONS = ("root|lspci", "policy", "format", "db")
 OPTION_HELP = {"root": "scan DIR/sys/bus/pci/devices (default: /)"}
 
 
-def _names(db, table, i: int) -> dict[str, str | None]:
+def _names(db, table, i: int, seen: dict) -> dict[str, str | None]:
+    """The pci.ids names of device ``i``, looked up once per distinct set of IDs (a large
+    machine repeats a few models many times)."""
     v, d = int(table.vendor[i]), int(table.device[i])
     code = int(table.class_code[i])
-    out = {
-        "class_name": db.class_name(code >> 16, (code >> 8) & 0xFF),
-        "vendor_name": db.vendor_name(v),
-        "device_name": db.device_name(v, d),
-        "subsystem_name": None,
-    }
-    if table.has_subsystem[i]:
-        out["subsystem_name"] = db.subsystem_name(v, d, int(table.subvendor[i]), int(table.subdevice[i]))
+    sub = (int(table.subvendor[i]), int(table.subdevice[i])) if table.has_subsystem[i] else None
+    key = (v, d, code >> 8, sub)
+    out = seen.get(key)
+    if out is None:
+        out = seen[key] = {
+            "class_name": db.class_name(code >> 16, (code >> 8) & 0xFF),
+            "vendor_name": db.vendor_name(v),
+            "device_name": db.device_name(v, d),
+            "subsystem_name": None if sub is None else db.subsystem_name(v, d, *sub),
+        }
     return out
 
 
@@ -56,6 +60,7 @@ def _classify(table, db, policy, records) -> dict:
     result = classify_table(table, policy)
     cards = result.compiled.cards
     status, card, slices = result.status.tolist(), result.card.tolist(), result.slices.tolist()
+    explained: dict = {}  # the explanation depends on the IDs and the status alone
     for i, rec in enumerate(records):
         st, c = status[i], card[i]
         rec["status"] = STATUS_NAMES[st]
@@ -63,10 +68,13 @@ def _classify(table, db, policy, records) -> dict:
         rec["card_name"] = cards[c]["name"] if c >= 0 else None
         rec["slices"] = slices[i]
         rec["note"] = rec["near_miss"] = None
-        if st not in (NOT_GPU, SUPPORTED):  # few: say why they get nothing
-            _, miss, note = result.explain(i, db)
-            rec["note"] = note
-            rec["near_miss"] = None if miss is None else miss._asdict()
+        if st not in (NOT_GPU, SUPPORTED):  # say why they get nothing
+            key = (st, rec["vendor"], rec["device"], rec["subsystem"])
+            if key not in explained:
+                _, miss, note = result.explain(i, db)
+                explained[key] = (note, None if miss is None else miss._asdict())
+            rec["note"], near = explained[key]
+            rec["near_miss"] = None if near is None else dict(near)
     return _summary(result)
 
 
@@ -103,10 +111,11 @@ def run(args) -> int:
         table = scan_sysfs(args.root or "/")
     db = default_database(args.db)
     records = table.to_records()
-    invalid = table.invalid_mask()
+    invalid = table.invalid_mask().tolist()
+    seen: dict = {}
     for i, rec in enumerate(records):
         if not invalid[i]:
-            rec.update(_names(db, table, i))
+            rec.update(_names(db, table, i, seen))
     summary = _classify(table, db, args.policy, records)
     if args.format == "json":
         emit_json({"source": table.source, "count": len(table), "devices": records,
@@ -126,4 +135,4 @@ def run(args) -> int:
                          str(rec["slices"]), name))
         emit_table(rows)
         emit_lines(_footer(summary, records))
-    return 1 if invalid.any() else 0
+    return 1 if any(invalid) else 0

@@ -2,7 +2,9 @@
 
 - :mod:`~gpuclass.db.database`: :class:`PciDatabase` (names, vectorized lookups)
   and :func:`default_database`;
-- :mod:`~gpuclass.db.cache`: the compiled cache file (a trust boundary);
+- :mod:`~gpuclass.db.cache`: the compiled cache file (a trust boundary), and who may
+  write a cache (:func:`~gpuclass.db.cache.trust_problem`);
+- :mod:`~gpuclass.db.aliases`: the cache directory's aliases and stale temp files;
 - :mod:`~gpuclass.db.locate`: which pci.ids to use, and reading it.
 
 >>> default_database().vendor_name(0x10DE)

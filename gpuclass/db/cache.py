@@ -24,7 +24,7 @@ as ssh and pip do, and :func:`make_cache_dir` creates one that only its owner ca
 
 from __future__ import annotations
 
-import hashlib
+import codecs
 import json
 import mmap
 import os
@@ -43,8 +43,8 @@ from ..errors import CacheError
 from ..inputs import kind_of
 
 __all__ = ["ARRAYS", "CACHE_FORMAT", "CACHE_MAGIC", "ENV_CACHE_DIR", "CacheArrays", "EagerArrays",
-           "cache_dir", "write_cache", "read_cache", "compact_names", "stat_alias", "sweep_temps",
-           "link_alias", "alias_target", "trust_problem", "make_cache_dir", "MAX_META"]
+           "cache_dir", "write_cache", "read_cache", "compact_names", "trust_problem", "make_cache_dir",
+           "MAX_META"]
 
 ARRAYS = ("blob", "name_start", "name_end") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
 
@@ -223,8 +223,8 @@ def write_cache(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
 
     Only a regular file is ever replaced: a symlink, a FIFO, a device or a
     directory at ``path`` is a :class:`CacheError` and stays as it is.  A
-    missing directory is created 0700.  The format (no pickle anywhere): a fixed binary head (magic, format, sizes),
-    a binary table of every array's offset, length and CRC-32, a short JSON of
+    missing directory is created 0700.  The format (no pickle anywhere): a fixed
+    binary head (magic, format, sizes), a binary table of every array's offset, length and CRC-32, a short JSON of
     ``meta`` (source, version, date, SHA-256), then the raw little-endian arrays,
     8-byte aligned.  The names are compacted back to back first.
     """
@@ -238,28 +238,38 @@ def write_cache(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
             raise CacheError(f"{path}: refusing to replace {kind_of(st.st_mode)} (only a regular "
                              "file is ever replaced)")
     make_cache_dir(path.parent)
-    table = []
-    offset = 0
-    payload_parts = []
-    compact = compact_names(arrays)
-    for name in ARRAYS:
-        arr = np.ascontiguousarray(compact.get(name, arrays[name]), dtype=_EXPECTED_DTYPES[name])
-        raw = arr.tobytes()
-        pad = (-offset) % 8
-        if pad:
-            payload_parts.append(b"\0" * pad)
-            offset += pad
-        table += [offset, int(arr.shape[0]), zlib.crc32(raw)]
-        payload_parts.append(raw)
-        offset += len(raw)
-    payload = b"".join(payload_parts)
+    # The arrays are written straight from their buffers and the names compacted on the
+    # way out, so no copy of the payload is ever assembled; the head, which holds the
+    # checksums, is written last, over a placeholder.
+    new_start, new_end, blob_size, blob_chunks = _compacted(arrays)
+    sources = {"blob": None, "name_start": new_start, "name_end": new_end}
     meta_bytes = json.dumps(meta, separators=(",", ":")).encode()
     meta_bytes += b" " * ((-(_CACHE_HEAD.size + _CACHE_TABLE.size + len(meta_bytes))) % 8)
-    head = _CACHE_HEAD.pack(CACHE_MAGIC, CACHE_FORMAT, len(meta_bytes), len(payload))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(head + _CACHE_TABLE.pack(*table) + meta_bytes + payload)
+            fh.write(b"\0" * (_CACHE_HEAD.size + _CACHE_TABLE.size) + meta_bytes)
+            table, offset = [], 0
+            for name in ARRAYS:
+                pad = (-offset) % 8
+                fh.write(b"\0" * pad)
+                offset += pad
+                if name == "blob":
+                    crc = 0
+                    for part in blob_chunks:
+                        crc = zlib.crc32(memoryview(part), crc)
+                        fh.write(memoryview(part))
+                    table += [offset, blob_size, crc]
+                    offset += blob_size
+                    continue
+                arr = np.ascontiguousarray(sources.get(name, arrays[name]), dtype=_EXPECTED_DTYPES[name])
+                view = memoryview(arr).cast("B")
+                table += [offset, int(arr.shape[0]), zlib.crc32(view)]
+                fh.write(view)
+                offset += arr.nbytes
+            fh.seek(0)
+            fh.write(_CACHE_HEAD.pack(CACHE_MAGIC, CACHE_FORMAT, len(meta_bytes), offset)
+                     + _CACHE_TABLE.pack(*table))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -371,20 +381,40 @@ def _parse(raw, name: str, expect_sha256: str | None) -> tuple[CacheArrays, dict
     return CacheArrays(payload, layout, name), meta
 
 
+def _compacted(arrays: dict[str, np.ndarray], chunk: int = 1 << 13):
+    """``(name_start, name_end, blob size, chunks)``: the names' offsets back to back, and
+    an iterator over the compacted blob a few thousand names at a time (so that no
+    index array is ever as large as the text: one int64 per byte of every name at
+    once was eight times the text, and the whole blob a second copy of it)."""
+    starts, ends = arrays["name_start"], arrays["name_end"]
+    lengths = ends.astype(np.int64) - starts
+    new_end = np.cumsum(lengths, dtype=np.int64)
+    total = int(new_end[-1]) if len(new_end) else 0
+    new_start = (new_end - lengths).astype(np.uint32)
+    new_end = new_end.astype(np.uint32)
+    del lengths
+    blob = np.asarray(arrays["blob"])
+
+    def chunks():
+        for a in range(0, len(starts), chunk):
+            start = starts[a:a + chunk].astype(np.int64)
+            lengths = ends[a:a + chunk].astype(np.int64) - start
+            at = int(new_start[a])
+            count = int(lengths.sum())
+            if count:
+                # source position of every output byte: its name's start plus its offset
+                gather = np.repeat(start - (at + np.cumsum(lengths) - lengths), lengths)
+                yield blob[gather + np.arange(at, at + count)]
+
+    return new_start, new_end, total, chunks()
+
+
 def compact_names(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The names back to back in a fresh blob, with their new offsets."""
-    start = arrays["name_start"].astype(np.int64)
-    lengths = arrays["name_end"].astype(np.int64) - start
-    new_end = np.cumsum(lengths)
-    new_start = new_end - lengths
-    total = int(new_end[-1]) if len(new_end) else 0
-    # Source position of every output byte: its name's start plus its offset inside the name.
-    gather = np.repeat(start - new_start, lengths) + np.arange(total, dtype=np.int64)
-    return {
-        "blob": np.asarray(arrays["blob"])[gather],
-        "name_start": new_start.astype(np.uint32),
-        "name_end": new_end.astype(np.uint32),
-    }
+    new_start, new_end, total, chunks = _compacted(arrays)
+    parts = list(chunks)
+    blob = np.concatenate(parts) if parts else np.empty(0, dtype=np.uint8)
+    return {"blob": blob, "name_start": new_start, "name_end": new_end}
 
 
 def _check_values(arrays: dict[str, np.ndarray], parts, n_names: int, blob_len: int, where: str) -> None:
@@ -407,79 +437,17 @@ def _check_values(arrays: dict[str, np.ndarray], parts, n_names: int, blob_len: 
 def _check_names(blob: np.ndarray, start: np.ndarray, end: np.ndarray, where: str) -> None:
     """Every name valid UTF-8: the blob decodes, and no name starts or ends inside a
     character (a continuation byte 10xxxxxx at a boundary)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(blob).cast("B")
+    step = 1 << 20  # a megabyte at a time: never a second copy of the blob
     try:
-        str(memoryview(blob), "utf-8")
-    except UnicodeDecodeError as exc:
-        raise CacheError(f"{where}: names are not UTF-8 (byte {exc.start} of the blob)") from None
+        for at in range(0, len(view), step):
+            decoder.decode(view[at:at + step])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise CacheError(f"{where}: names are not UTF-8") from None
     n = len(blob)
     for edge in (start, end):
         inside = edge[edge < n]
         if inside.size and bool(np.any((blob[inside] & 0xC0) == 0x80)):
             raise CacheError(f"{where}: a name boundary splits a UTF-8 character")
-
-
-def stat_alias(cdir: Path, src: Path) -> Path | None:
-    """The alias file name for ``src`` as it is now on disk (None if it cannot be stat'ed)."""
-    try:
-        st = src.stat()
-        # ctime too: a rewrite that keeps size and restores mtime (touch -r, cp -p over
-        # the same inode) still moves ctime, which no one can set back.
-        ident = (f"{src.resolve()}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
-                 f"\0{st.st_ctime_ns}")
-    except OSError:
-        return None
-    return cdir / f"stat-{hashlib.sha256(ident.encode()).hexdigest()[:32]}.gpcdb"
-
-
-# A temp file this old is a writer's that died (killed, power cut) before its rename.
-STALE_TEMP_SECONDS = 3600
-
-
-def sweep_temps(cdir: Path) -> None:
-    """Remove temp files that dead writers left in the cache directory (best effort)."""
-    import time
-
-    cutoff = time.time() - STALE_TEMP_SECONDS
-    try:
-        entries = list(os.scandir(cdir))
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith(".tmp-"):
-            try:
-                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                    os.unlink(entry.path)
-            except OSError:
-                pass
-
-
-_TARGET = re.compile(r"pciids-[0-9a-f]{32}\.gpcdb")
-
-
-def alias_target(alias: Path) -> Path | None:
-    """The cache file an alias names, when it is a link to a cache file of the same
-    directory (anything else, a link that leaves the directory included, is no alias)."""
-    try:
-        target = os.readlink(alias)
-    except OSError:
-        return None
-    return alias.with_name(target) if _TARGET.fullmatch(target) else None
-
-
-def link_alias(alias: Path, target: Path) -> None:
-    """Point ``alias`` at ``target`` atomically; failures only cost the fast path."""
-    tmp = alias.with_name(f".tmp-{os.getpid()}-{alias.name}")
-    try:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        os.symlink(target.name, tmp)
-        os.replace(tmp, alias)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-
-

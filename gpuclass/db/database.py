@@ -37,19 +37,8 @@ import numpy as np
 from .._native import TABLES, as_id_array, core
 from ..errors import CacheError, InputError, PciIdsError, SkippedLine
 from ..inputs import input_name, is_stdin
-from .cache import (
-    ARRAYS,
-    EagerArrays,
-    alias_target,
-    cache_dir,
-    link_alias,
-    make_cache_dir,
-    read_cache,
-    stat_alias,
-    sweep_temps,
-    trust_problem,
-    write_cache,
-)
+from .aliases import alias_target, link_alias, stat_alias, sweep_temps
+from .cache import ARRAYS, EagerArrays, cache_dir, make_cache_dir, read_cache, trust_problem, write_cache
 from .locate import header_info, read_pci_ids, resolve_path
 
 __all__ = ["PciDatabase", "default_database", "TABLES"]

@@ -18,6 +18,7 @@ import pytest
 
 import fakesys
 from gpuclass import PciDatabase
+from gpuclass.db import aliases
 from gpuclass.db import cache as dbmod
 from gpuclass.sources import sysfs as sysmod
 from gpuclass.devices import FLAG_INVALID
@@ -197,7 +198,7 @@ def test_writer_killed_mid_write(ids, tmp_path):
     assert len(_caches(cdir)) == 1
     # an old dead writer's leftovers are swept on the next rebuild
     (tmp,) = _temps(cdir)
-    old = time.time() - 2 * dbmod.STALE_TEMP_SECONDS
+    old = time.time() - 2 * aliases.STALE_TEMP_SECONDS
     os.utime(cdir / tmp, (old, old))
     for name in _caches(cdir):
         os.unlink(cdir / name)

@@ -1,0 +1,87 @@
+"""The cache directory's housekeeping: aliases by file identity, and temp files of dead writers.
+
+An alias ``stat-<hash>.gpcdb`` is a symlink named by a pci.ids file's identity
+(path, inode, size, times) to the content-keyed cache file ``pciids-<hash>.gpcdb``
+of the same directory, so that an unchanged file is not even read.  It is only a
+shortcut: :func:`alias_target` accepts nothing but a bare cache file name, and the
+file it names is checked like any other (:mod:`gpuclass.db.cache`).
+
+>>> alias_target(Path("/nonexistent/stat-0.gpcdb")) is None
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+__all__ = ["stat_alias", "alias_target", "link_alias", "sweep_temps", "STALE_TEMP_SECONDS"]
+
+
+def stat_alias(cdir: Path, src: Path) -> Path | None:
+    """The alias file name for ``src`` as it is now on disk (None if it cannot be stat'ed)."""
+    try:
+        st = src.stat()
+        # ctime too: a rewrite that keeps size and restores mtime (touch -r, cp -p over
+        # the same inode) still moves ctime, which no one can set back.
+        ident = (f"{src.resolve()}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+                 f"\0{st.st_ctime_ns}")
+    except OSError:
+        return None
+    return cdir / f"stat-{hashlib.sha256(ident.encode()).hexdigest()[:32]}.gpcdb"
+
+
+# A temp file this old is a writer's that died (killed, power cut) before its rename.
+STALE_TEMP_SECONDS = 3600
+
+
+def sweep_temps(cdir: Path) -> None:
+    """Remove temp files that dead writers left in the cache directory (best effort)."""
+    import time
+
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    try:
+        entries = list(os.scandir(cdir))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".tmp-"):
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+_TARGET = re.compile(r"pciids-[0-9a-f]{32}\.gpcdb")
+
+
+def alias_target(alias: Path) -> Path | None:
+    """The cache file an alias names, when it is a link to a cache file of the same
+    directory (anything else, a link that leaves the directory included, is no alias)."""
+    try:
+        target = os.readlink(alias)
+    except OSError:
+        return None
+    return alias.with_name(target) if _TARGET.fullmatch(target) else None
+
+
+def link_alias(alias: Path, target: Path) -> None:
+    """Point ``alias`` at ``target`` atomically; failures only cost the fast path."""
+    tmp = alias.with_name(f".tmp-{os.getpid()}-{alias.name}")
+    try:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        os.symlink(target.name, tmp)
+        os.replace(tmp, alias)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+

@@ -46,6 +46,10 @@ _SUFFIXES = ("", ".gz", ".xz", ".bz2")
 
 # A generous bound on the decompressed size: pci.ids is under 2 MB today.
 MAX_DECOMPRESSED = 256 * 1024 * 1024
+# pci.ids compresses 4-8x (a synthetic one up to ~150x): 200x its compressed size, past
+# 16 MiB, is a bomb.
+MAX_RATIO = 200
+RATIO_FLOOR = 16 * 1024 * 1024
 
 
 def bundled_path() -> Path:
@@ -89,13 +93,13 @@ def _decompress(raw: bytes, name: str) -> bytes:
     try:
         if raw[:2] == b"\x1f\x8b":
             kind = "gzip"
-            out = _bounded(gzip.GzipFile(fileobj=_BytesReader(raw)), name)
+            out = _bounded(gzip.GzipFile(fileobj=_BytesReader(raw)), name, len(raw))
         elif raw[:6] == b"\xfd7zXZ\x00":
             kind = "xz"
-            out = _bounded(lzma.LZMAFile(_BytesReader(raw)), name)
+            out = _bounded(lzma.LZMAFile(_BytesReader(raw)), name, len(raw))
         elif raw[:3] == b"BZh":
             kind = "bzip2"
-            out = _bounded(bz2.BZ2File(_BytesReader(raw)), name)
+            out = _bounded(bz2.BZ2File(_BytesReader(raw)), name, len(raw))
         else:
             return raw
     except (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError) as exc:
@@ -126,9 +130,12 @@ class _BytesReader:
         pass
 
 
-def _bounded(stream, name: str) -> bytes:
+def _bounded(stream, name: str, packed: int) -> bytes:
+    """The decompressed text, a megabyte at a time, stopped at MAX_DECOMPRESSED bytes or
+    at MAX_RATIO times the compressed size (past a floor): a bomb is refused early."""
     parts = []
     size = 0
+    ratio_limit = max(RATIO_FLOOR, MAX_RATIO * packed)
     with stream:
         while True:
             chunk = stream.read(1 << 20)
@@ -137,6 +144,9 @@ def _bounded(stream, name: str) -> bytes:
             size += len(chunk)
             if size > MAX_DECOMPRESSED:
                 raise PciIdsError(name, None, f"decompressed size exceeds {MAX_DECOMPRESSED} bytes")
+            if size > ratio_limit:
+                raise PciIdsError(name, None, f"decompresses more than {MAX_RATIO} times its "
+                                              f"{packed} bytes (a decompression bomb?)")
             parts.append(chunk)
     return b"".join(parts)
 

@@ -132,7 +132,26 @@ def test_decompression_bomb_is_bounded(tmp_path):
             fh.write(chunk)
     assert path.stat().st_size < MAX_DECOMPRESSED // 100
     err, dt = _timed(PciDatabase.load, path)
-    assert isinstance(err, PciIdsError) and "exceeds" in err.reason
+    assert isinstance(err, PciIdsError) and ("exceeds" in err.reason or "bomb" in err.reason)
+
+
+@pytest.mark.parametrize("fmt", ["gz", "xz", "bz2"])
+def test_decompression_ratio_is_bounded(tmp_path, fmt):
+    """Stopped at 200x the compressed size (past 16 MiB), long before the 256 MiB bound;
+    a large real-looking pci.ids compresses far less and loads."""
+    import bz2
+    import gzip
+    import lzma
+
+    comp = {"gz": gzip.compress, "xz": lzma.compress, "bz2": bz2.compress}[fmt]
+    bomb = tmp_path / f"bomb.ids.{fmt}"
+    bomb.write_bytes(comp(b"#" * (64 * MB)))
+    err, dt = _timed(PciDatabase.load, bomb)
+    assert isinstance(err, PciIdsError) and "bomb" in err.reason and str(bomb) in str(err)
+    fine = tmp_path / f"big.ids.{fmt}"
+    fine.write_bytes(comp(big_pci_ids(20 * MB)))
+    db, _ = _timed(PciDatabase.load, fine)
+    assert not isinstance(db, Exception) and db.counts()["device"] > 0
 
 
 # -- lspci, modalias, cpuinfo -----------------------------------------------------------

@@ -13,8 +13,8 @@ Adding a parser: write ``def fuzz_x(data: bytes) -> None`` and decorate it with
 may not exist yet); put a few seed files in ``fuzz/corpus/x/`` (or let
 ``fuzz/make_seeds.py`` generate them from the test fixtures).
 
->>> sorted(TARGETS)[:3]
-['audit', 'cache', 'cpuinfo']
+>>> sorted(TARGETS)[:4]
+['audit', 'cache', 'cache_content', 'cpuinfo']
 >>> TARGETS["modalias"].fn(b"pci:v000010DEd000027B0sv000010DEsd000016FAbc03sc00i00")
 """
 
@@ -28,6 +28,7 @@ import io
 import lzma
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from typing import Callable
@@ -206,6 +207,70 @@ def fuzz_cache(data: bytes) -> None:
             pass
 
 
+_SEED_IDS = (b"10de  NVIDIA Corporation\n\t27b0  AD104GL [RTX 4000 SFF Ada Generation]\n"
+             b"\t\t10de 16fa  RTX 4000 SFF Ada Generation\n1234  \xc3\x9cn\xc3\xafc\xc3\xb6d\xc3\xa9 \xe2\x9c\x93\n"
+             b"C 03  Display controller\n\t00  VGA compatible controller\n")
+
+
+@target("cache_content", "a valid cache rewritten with hostile content and valid checksums: names, "
+                         "offsets, keys, metadata, alignment")
+def fuzz_cache_content(data: bytes) -> None:
+    """Checksums only show a file is whole: whatever content it carries, a load is a
+    CacheError or a database whose every name decodes and every lookup answers."""
+    import json
+    import zlib
+
+    from gpuclass.db import cache as C
+
+    base = gpuclass.PciDatabase.from_bytes(_SEED_IDS)
+    arrays = {k: np.array(v) for k, v in base.arrays().items()}
+    compact = C.compact_names(arrays)
+    arrays.update(compact)
+    meta = {"sha256": None, "source": "fuzz", "version": None, "date": None}
+    ops = data[:64]
+    for i in range(0, len(ops) - 2, 3):
+        which, at, value = ops[i], ops[i + 1], ops[i + 2]
+        name = C.ARRAYS[which % len(C.ARRAYS)]
+        arr = arrays[name]
+        if len(arr):
+            arr = arr.copy()
+            arr[at % len(arr)] = value % (1 << (8 * min(arr.dtype.itemsize, 1)))
+            arrays[name] = arr
+    if data[64:]:
+        try:
+            meta = json.loads(data[64:].decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            meta = {"source": data[64:200].decode("latin-1")}
+    misalign = data[0] % 16 if data else 0
+    table, parts, offset = [], [], 0
+    for name in C.ARRAYS:
+        raw = np.ascontiguousarray(arrays[name], dtype=C._EXPECTED_DTYPES[name]).tobytes()
+        pad = (-offset) % 8 + (4 if misalign == C.ARRAYS.index(name) else 0)
+        parts.append(b"\0" * pad)
+        offset += pad
+        table += [offset, len(raw) // C._EXPECTED_DTYPES[name].itemsize, zlib.crc32(raw)]
+        parts.append(raw)
+        offset += len(raw)
+    try:
+        meta_bytes = json.dumps(meta).encode()
+    except (ValueError, TypeError, RecursionError):
+        meta_bytes = b"{}"
+    meta_bytes += b" " * ((-(C._CACHE_HEAD.size + C._CACHE_TABLE.size + len(meta_bytes))) % 8)
+    path = os.path.join(scratch_dir(), "content.gpcdb")
+    with open(path, "wb") as fh:
+        fh.write(C._CACHE_HEAD.pack(C.CACHE_MAGIC, C.CACHE_FORMAT, len(meta_bytes), offset)
+                 + C._CACHE_TABLE.pack(*table) + meta_bytes + b"".join(parts))
+    try:
+        db = gpuclass.PciDatabase.load_compiled(path, verify=True)
+    except ACCEPTED:
+        return
+    for table_name in db.counts():
+        n = db.counts()[table_name]
+        if n:
+            db.names(table_name, np.arange(n))  # every name decodes
+    _probe_db(db, data[-64:])
+
+
 # -- sysfs ----------------------------------------------------------------------------
 
 def _sysfs_mod():
@@ -247,10 +312,12 @@ def build_tree(root: str, data: bytes) -> int:
     """Lay out ``<root>/sys/bus/pci/devices`` from a small line language; the number of entries.
 
     ``@NAME`` starts a device (``@NAME!loop``: its entry is a symlink loop,
-    ``@NAME!out``: it points outside the root, ``@NAME!gone``: a dangling link,
-    like a device unplugged after listing); in a device ``ATTR=VALUE`` writes
-    VALUE and a newline, ``ATTR:VALUE`` writes VALUE alone, ``ATTR->TARGET`` makes a
-    symlink, ``ATTR/`` a directory and ``ATTR*N`` N KiB of digits.
+    ``@NAME!out``: it points outside the root, ``@NAME!up``: a relative link that
+    climbs out of the root, ``@NAME!back``: one that leaves the root and comes back
+    in, ``@NAME!gone``: a dangling link, like a device unplugged after listing); in
+    a device ``ATTR=VALUE`` writes VALUE and a newline, ``ATTR:VALUE`` writes VALUE
+    alone, ``ATTR->TARGET`` makes a symlink, ``ATTR/`` a directory, ``ATTR|`` a
+    FIFO, ``ATTR%`` a socket and ``ATTR*N`` N KiB of digits.
     """
     devices = os.path.join(root, "sys", "bus", "pci", "devices")
     real = os.path.join(root, "sys", "devices", "pci0000:00")
@@ -274,6 +341,12 @@ def build_tree(root: str, data: bytes) -> int:
             elif how == b"out":
                 os.symlink("/", link)
                 cur = None
+            elif how in (b"up", b"back"):
+                cur = os.path.join(real, name)
+                os.makedirs(cur, exist_ok=True)
+                up = os.path.join(*[".."] * 6)
+                inside = os.path.join(os.path.basename(root), "sys", "devices", "pci0000:00", name)
+                os.symlink(up if how == b"up" else os.path.join(up, inside), link)
             elif how == b"gone":
                 os.symlink(os.path.join(real, "gone-" + name), link)
                 cur = None
@@ -284,7 +357,7 @@ def build_tree(root: str, data: bytes) -> int:
             continue
         if cur is None or not line:
             continue
-        for sep in (b"->", b"=", b":", b"*", b"/"):
+        for sep in (b"->", b"=", b":", b"*", b"/", b"|", b"%"):
             key, found, value = line.partition(sep)
             if found:
                 break
@@ -300,6 +373,10 @@ def build_tree(root: str, data: bytes) -> int:
             os.symlink(value.decode("utf-8", "replace").replace("\0", "_") or ".", path)
         elif sep == b"/":
             os.mkdir(path)
+        elif sep == b"|":
+            os.mkfifo(path)  # opened, it would block a reader forever
+        elif sep == b"%":
+            os.mknod(path, 0o600 | stat.S_IFSOCK)
         elif sep == b"*":
             kib = min(int(value[:4]) if value[:4].isdigit() else 1, 1024)
             with open(path, "wb") as fh:
@@ -331,6 +408,20 @@ def fuzz_sysfs_tree(data: bytes) -> None:
     t = scan_sysfs(root)
     # one row per entry: a bad device is flagged, never dropped
     assert len(t) == n, (len(t), n)
+    # the compiled reader (openat2, and its own walk) and the twin: the same table, byte for byte
+    s = _sysfs_mod()
+    saved = (s._core, s.Root)
+    try:
+        for core, rel in ((twin, "keep"), (_core_c, None)):
+            if core is None:
+                continue
+            s._core = core
+            if rel is None:
+                s.Root = lambda chain, _rel, real=saved[1]: real(chain, None)
+            other = scan_sysfs(root)
+            assert t.equals(other), f"sysfs: {core.__name__} differs: {t.diff(other)[:3]}"
+    finally:
+        s._core, s.Root = saved
     flagged = (t.flags & FLAG_INVALID) != 0
     has_problem = np.array([p is not None for p in t.problems], dtype=bool) if n else np.zeros(0, bool)
     assert np.array_equal(flagged, has_problem & flagged), "flagged row without a reason"
@@ -449,6 +540,86 @@ def fuzz_node(data: bytes) -> None:
     d = diagnose(_text(data), source="fuzz")
     assert d.findings
     d.model_dump_json()
+
+
+def _depth(obj, limit: int) -> int:
+    """Nesting depth of plain data, counted up to ``limit + 1`` (iteratively)."""
+    best, stack = 0, [(obj, 0)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, (dict, list)):
+            d += 1
+            best = max(best, d)
+            if d > limit:
+                return d
+            stack.extend((v, d) for v in (o.values() if isinstance(o, dict) else o))
+    return best
+
+
+@target("documents", "JSON, NDJSON and YAML documents through the bounded readers (DocumentError is "
+                     "their documented error); YAML against PyYAML's safe loader")
+def fuzz_documents(data: bytes) -> None:
+    import yaml
+
+    from gpuclass.documents import (
+        MAX_DEPTH,
+        DocumentError,
+        default_yaml_loader,
+        iter_json_lines,
+        iter_yaml,
+        load_json,
+    )
+
+    text = _text(data)
+    try:
+        load_json(data)
+    except DocumentError:
+        pass
+    try:
+        lines = list(iter_json_lines(data))
+    except DocumentError:  # not UTF-8 at all
+        lines = []
+    for doc in lines:
+        assert isinstance(doc, DocumentError) or _depth(doc, MAX_DEPTH) <= MAX_DEPTH
+    docs = list(iter_yaml(text))
+    for doc in docs:
+        assert isinstance(doc, DocumentError) or _depth(doc, MAX_DEPTH) <= MAX_DEPTH
+    if docs and not any(isinstance(d, DocumentError) for d in docs):
+        try:
+            ref = list(yaml.load_all(text, Loader=default_yaml_loader()))
+        except (yaml.YAMLError, ValueError, TypeError, RecursionError, OverflowError):
+            return
+        assert _same_data(docs, ref), "documents: differs from PyYAML's safe loader"
+
+
+def _same_data(a, b) -> bool:
+    """Equal as data (NaN equal to NaN)."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_data(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_data(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+@target("manifest_file", "manifest files through read_documents: shapes, bounds, one error per bad document")
+def fuzz_manifest_file(data: bytes) -> None:
+    from gpuclass.errors import ManifestError
+    from gpuclass.k8s.objects import check_shape, read_documents
+
+    path = os.path.join(scratch_dir(), "manifest.yaml")
+    with open(path, "wb") as fh:
+        fh.write(data)
+    kept, _ = read_documents(path, keep_errors=True)
+    for doc in kept:
+        assert isinstance(doc, ManifestError) or check_shape(doc) is None
+    try:
+        docs, _ = read_documents(path)
+    except ManifestError:
+        assert any(isinstance(d, ManifestError) for d in kept)
+        return
+    assert docs == kept, "manifest_file: keep_errors changed good documents"
 
 
 @target("quantity", "Kubernetes quantities (ValueError is this helper's documented error)")

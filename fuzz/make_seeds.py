@@ -23,7 +23,7 @@ import fakemachine  # noqa: E402
 import fakesys  # noqa: E402
 
 from gpuclass import PciDatabase  # noqa: E402
-from gpuclass.devices import LSPCI_FORMATS  # noqa: E402
+from gpuclass.sources.lspci import LSPCI_FORMATS  # noqa: E402
 from gpuclass.db.locate import bundled_path  # noqa: E402
 from gpuclass.policy import Policy  # noqa: E402
 
@@ -80,6 +80,11 @@ def tree_lang(devices) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
+def pod_text() -> str:
+    return ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+            "  - name: a\n    resources: {limits: {nvidia.com/gpu: 1}}\n")
+
+
 def main() -> None:
     ids = small_pci_ids()
     put("pciids", "small", ids)
@@ -99,6 +104,22 @@ def main() -> None:
         put("cache", "small", fh.read())
     os.unlink(path)
 
+    put("cache_content", "clean", b"")
+    put("cache_content", "names", bytes([0, 3, 0xFF, 0, 4, 0xC3]))
+    put("cache_content", "offsets", bytes([2, 0, 200, 1, 1, 0]))
+    put("cache_content", "meta", bytes(64) + b'{"sha256": [1], "source": {"a": [[[]]]}}')
+    put("cache_content", "misaligned", bytes([4]) + bytes(63))
+
+    put("documents", "yaml", "a: &x [1, {b: 2}]\nc: *x\nd: {<<: {e: 3}, f: 0x1f}\n---\n- !!str 5\n")
+    put("documents", "json", json.dumps({"kind": "Pod", "spec": {"containers": [{"name": "a"}]}}))
+    put("documents", "ndjson", '{"a": 1}\n{"b": [2, 3]}\n')
+    put("documents", "laughs", "a: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\nd: [*c, *c, *c]\n")
+    put("documents", "deep", "[" * 120 + "]" * 120)
+    put("documents", "bigint", "a: " + "9" * 4400 + "\n")
+    put("manifest_file", "pods", pod_text() + "---\nkind: Pod\nmetadata: []\n")
+    put("manifest_file", "list", json.dumps({"kind": "List", "items": [{"kind": "Node", "metadata": {
+        "name": "n", "labels": {"a": "b"}}}, [1]]}))
+
     for i, v in enumerate([b"0x10de\n", b"0x030000\n", b"0xa1\n", b"-1\n", b"0\n", b"16\n",
                            b"0000:01:00.0", b"10000:e1:1f.7", b"0x\n", b"0x10de0\n"]):
         put("sysfs_values", str(i), v)
@@ -107,6 +128,11 @@ def main() -> None:
                 "broken": fakesys.broken(), "wide": fakesys.wide_domains()}
     for name, devs in machines.items():
         put("sysfs_tree", name, tree_lang(devs))
+    put("sysfs_tree", "containment", b"@0000:01:00.0\nvendor=0x10de\ndevice=0x27b0\nclass=0x030000\n"
+                                     b"numa_node|\nrevision%\nsriov_totalvfs=99999999999\n"
+                                     b"@0000:02:00.0!up\nvendor=0x10de\n@0000:03:00.0!back\nvendor=0x10de\n"
+                                     b"@0000:04:00.0\nvendor|\ndevice=0x27b0\nclass=0x030000\n"
+                                     b"iommu_group->../../g/99999999999\n")
     put("sysfs_tree", "hostile", b"@0000:01:00.0\nvendor=0x10de\ndevice=0x27b0\nclass*1024\n"
                                  b"@0000:02:00.0!loop\n@0000:03:00.0!gone\n@0000:04:00.0!out\n"
                                  b"@0000:05:00.0\nvendor->vendor\ndevice/\nclass:0x030000")

@@ -47,8 +47,9 @@ def test_every_target_has_seeds():
 
 
 def test_registry_covers_every_parser():
-    expected = {"pciids", "pciids_compressed", "cache", "sysfs_values", "sysfs_tree", "lspci",
-                "modalias", "cpuinfo", "policy", "pod", "node", "quantity", "match", "keyindex", "audit"}
+    expected = {"pciids", "pciids_compressed", "cache", "cache_content", "sysfs_values", "sysfs_tree",
+                "lspci", "modalias", "cpuinfo", "policy", "pod", "node", "documents", "manifest_file",
+                "quantity", "match", "keyindex", "audit"}
     assert expected <= set(fuzz_targets.TARGETS)
 
 

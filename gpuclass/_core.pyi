@@ -5,6 +5,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from ._native.contract.sysfs import Root
 from .errors import SkippedLine
 
 IS_COMPILED: Final[bool]
@@ -27,7 +28,9 @@ def parse_pci_ids(
 
 class KeyIndex:
     keys: npt.NDArray[np.unsignedinteger]
-    def __init__(self, keys: npt.ArrayLike) -> None: ...
+    def __init__(self, keys: npt.ArrayLike, *, max_run: int | None = None) -> None: ...
+    @property
+    def strategy(self) -> str: ...
     def __len__(self) -> int: ...
     def find(self, key: int) -> int: ...
     def lookup(self, queries: npt.ArrayLike) -> npt.NDArray[np.int32]: ...
@@ -59,5 +62,5 @@ def rollup(
 # -- sysfs device reading (_sysfs.pxi; twin: _sysfs_py.py) ------------------------------
 
 def read_devices(
-    dir_fd: int, names: list[str], devdir: str, root: str
+    dir_fd: int, names: list[str], devdir: str, root: Root | None
 ) -> tuple[npt.NDArray[np.int64], list[str | None], list[str | None]]: ...

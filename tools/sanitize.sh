@@ -51,7 +51,7 @@ fi
 
 cd "$WORK/run"
 echo "sanitize.sh: $SO (ASan+UBSan), running the suite" >&2
-env LD_PRELOAD="$ASAN:$UBSAN" \
+env LD_PRELOAD="$ASAN:$UBSAN" GPUCLASS_SOURCE_TREE="$WORK/src" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     PATH="$VENV/bin:$PATH" \

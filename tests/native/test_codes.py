@@ -6,6 +6,7 @@ the one place the two are compared (nothing asserts them at import).
 
 from __future__ import annotations
 
+import os
 import re
 import typing
 from pathlib import Path
@@ -16,7 +17,10 @@ from gpuclass._native.contract import pciids as P
 from gpuclass._native.contract import sysfs as S
 from gpuclass.models import Status
 
-HEADER = Path(__file__).resolve().parents[2] / "gpuclass" / "_native" / "include" / "gpuclass_codes.h"
+# The source tree's header: beside the tests, or where tools/sanitize.sh copied the sources
+# (it runs the suite from a copy without gpuclass/, against the installed sanitized build).
+SOURCE = Path(os.environ.get("GPUCLASS_SOURCE_TREE") or Path(__file__).resolve().parents[2])
+HEADER = SOURCE / "gpuclass" / "_native" / "include" / "gpuclass_codes.h"
 
 
 def header_codes() -> dict[str, int]:

@@ -58,11 +58,18 @@ class CacheError(GpuclassError):
 
 
 class SkippedLine(NamedTuple):
-    """One line that lenient parsing skipped: where, why, and its text."""
+    """One line that lenient parsing skipped: where, why, and its text.
+
+    ``kept`` marks a line that was read, but not as written: libpci accepts it
+    (a name that is not UTF-8, a prog-if directly under its class line), and so
+    does gpuclass, yet lenient mode lists it (``PciDatabase.flagged``) so that
+    nothing passes unseen.
+    """
 
     line: int
     reason: str
     text: str
+    kept: bool = False
 
 
 class SourceError(GpuclassError):

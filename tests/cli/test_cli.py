@@ -56,7 +56,7 @@ def test_malformed_database_reports_file_and_line(tmp_path):
     bad.write_bytes(b"10de  NVIDIA\n\t27b0\n")
     proc = run("db", "info", "--db", str(bad))
     assert proc.returncode == 3
-    assert proc.stderr.strip() == f"gpuclass: error: {bad}:2: device ID: missing name"
+    assert proc.stderr.strip() == f"gpuclass: error: {bad}:2: device name: missing"
 
 
 def test_db_info(tmp_path):

@@ -1,4 +1,5 @@
-"""Typed signatures of the compiled core (``_core.pyx``) and its twin (``_core_py.py``)."""
+"""Typed signatures of the compiled core (``_core.pyx``, kernels in ``_native/*.pxi``) and of its
+twin (``_native/twin.py``): the same names, signatures and results (``tests/test_types.py``)."""
 
 from typing import Final
 
@@ -11,6 +12,8 @@ IS_COMPILED: Final[bool]
 
 Tables = dict[str, npt.NDArray[np.unsignedinteger]]
 
+# -- the pci.ids tokenizer (_native/pciids.pxi; twin: _native/pciids_py.py) -------------
+
 def scan_pci_ids(
     data: bytes | bytearray | memoryview, strict: bool = True
 ) -> tuple[
@@ -19,11 +22,13 @@ def scan_pci_ids(
     npt.NDArray[np.uint32],  # line of each entry
     npt.NDArray[np.uint32],  # name start offsets
     npt.NDArray[np.uint32],  # name end offsets
-    list[tuple[int, int, int, int]],  # (line, code, field, start) per bad line
+    list[tuple[int, int, int, int]],  # (line, code, field, start) per bad or flagged line
 ]: ...
 def parse_pci_ids(
     data: bytes | bytearray | memoryview, strict: bool = True, filename: str = "<pci.ids>"
 ) -> tuple[Tables, list[SkippedLine]]: ...
+
+# -- hashed key lookups (_native/keyindex.pxi; twin: _native/keyindex_py.py) ------------
 
 class KeyIndex:
     keys: npt.NDArray[np.unsignedinteger]
@@ -32,7 +37,7 @@ class KeyIndex:
     def find(self, key: int) -> int: ...
     def lookup(self, queries: npt.ArrayLike) -> npt.NDArray[np.int32]: ...
 
-# -- the allowlist matcher (_match.pxi; twin: _match_py.py) ----------------------------
+# -- the allowlist matcher (_native/match.pxi; twin: _native/match_py.py) ----------------
 
 def match_devices(
     tables: object,
@@ -56,7 +61,7 @@ def rollup(
     n_groups: int = 1,
 ) -> npt.NDArray[np.int64]: ...
 
-# -- sysfs device reading (_sysfs.pxi; twin: _sysfs_py.py) ------------------------------
+# -- sysfs device reading (_native/sysfs.pxi; twin: _native/sysfs_py.py) ----------------
 
 def read_devices(
     dir_fd: int, names: list[str], devdir: str, root: str

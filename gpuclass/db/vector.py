@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 import numpy as np
+import numpy.typing as npt
 
 from .._native import TABLES, as_id_array
 from ..errors import InputError
@@ -75,11 +76,11 @@ class VectorLookups:
 
     # -- rows of one table -------------------------------------------------------------
 
-    def vendor_index(self, vendor) -> np.ndarray:
+    def vendor_index(self, vendor: npt.ArrayLike) -> np.ndarray:
         """Row of each vendor in the vendor table (int32, -1 unknown)."""
         return self._tables["vendor"].index.lookup(as_id_array(vendor, "vendor"))
 
-    def device_index(self, vendor, device) -> np.ndarray:
+    def device_index(self, vendor: npt.ArrayLike, device: npt.ArrayLike) -> np.ndarray:
         """Row of each (vendor, device) in the device table (int32, -1 unknown).
 
         >>> from gpuclass.db import default_database
@@ -91,7 +92,8 @@ class VectorLookups:
         keys = (v.astype(np.uint32) << np.uint32(16)) | d
         return self._tables["device"].index.lookup(keys)
 
-    def subsystem_index(self, vendor, device, subvendor, subdevice) -> np.ndarray:
+    def subsystem_index(self, vendor: npt.ArrayLike, device: npt.ArrayLike, subvendor: npt.ArrayLike,
+                        subdevice: npt.ArrayLike) -> np.ndarray:
         """Row of each device-specific subsystem entry (int32, -1 when there is none).
 
         Like :meth:`subsystem_name` and libpci, a vendor or device ID of 0 has no
@@ -105,26 +107,26 @@ class VectorLookups:
         out[(v == 0) | (d == 0)] = -1
         return out
 
-    def gensub_index(self, subvendor, subdevice) -> np.ndarray:
+    def gensub_index(self, subvendor: npt.ArrayLike, subdevice: npt.ArrayLike) -> np.ndarray:
         """Row of each generic subsystem entry (an ``S`` block of pci.ids; int32, -1 unknown)."""
         sv, sd = _pair(subvendor, subdevice, "subvendor", "subdevice")
         return self._tables["gensub"].index.lookup((sv.astype(np.uint32) << np.uint32(16)) | sd)
 
-    def class_index(self, class_code) -> np.ndarray:
+    def class_index(self, class_code: npt.ArrayLike) -> np.ndarray:
         """Row of each 24-bit class code's subclass entry (int32, -1 unknown)."""
         codes = as_id_array(class_code, "class_code", bits=24)
         return self._tables["subclass"].index.lookup((codes >> np.uint32(8)).astype(np.uint16))
 
-    def base_class_index(self, class_code) -> np.ndarray:
+    def base_class_index(self, class_code: npt.ArrayLike) -> np.ndarray:
         """Row of each 24-bit class code's base class entry (int32, -1 unknown)."""
         codes = as_id_array(class_code, "class_code", bits=24)
         return self._tables["class"].index.lookup((codes >> np.uint32(16)).astype(np.uint8))
 
-    def progif_index(self, class_code) -> np.ndarray:
+    def progif_index(self, class_code: npt.ArrayLike) -> np.ndarray:
         """Row of each 24-bit class code's prog-if entry (int32, -1 unknown)."""
         return self._tables["progif"].index.lookup(as_id_array(class_code, "class_code", bits=24))
 
-    def names(self, table: str, index: Iterable[int]) -> list[str | None]:
+    def names(self, table: str, index: npt.ArrayLike | Iterable[int]) -> list[str | None]:
         """Names for rows of ``table`` (from the ``*_index`` methods); None for -1."""
         if table not in self._tables:
             raise InputError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
@@ -138,15 +140,16 @@ class VectorLookups:
 
     # -- names with libpci's fallbacks --------------------------------------------------
 
-    def vendor_names(self, vendor) -> list[str | None]:
+    def vendor_names(self, vendor: npt.ArrayLike) -> list[str | None]:
         """:meth:`vendor_name` of each vendor (also the subsystem vendors' names)."""
         return self.names("vendor", self.vendor_index(vendor))
 
-    def device_names(self, vendor, device) -> list[str | None]:
+    def device_names(self, vendor: npt.ArrayLike, device: npt.ArrayLike) -> list[str | None]:
         """:meth:`device_name` of each (vendor, device)."""
         return self.names("device", self.device_index(vendor, device))
 
-    def subsystem_names(self, vendor, device, subvendor, subdevice) -> list[str | None]:
+    def subsystem_names(self, vendor: npt.ArrayLike, device: npt.ArrayLike, subvendor: npt.ArrayLike,
+                        subdevice: npt.ArrayLike) -> list[str | None]:
         """:meth:`subsystem_name` of each row: device-specific, generic, then the device's own."""
         v, d, sv, sd = self._quad(vendor, device, subvendor, subdevice)
         rows = self._name_rows("subsys", self.subsystem_index(v, d, sv, sd))
@@ -158,7 +161,7 @@ class VectorLookups:
                 rows[todo] = self._name_rows("device", self.device_index(v[todo], d[todo]))
         return self._decode(rows)
 
-    def class_names(self, class_code) -> list[str | None]:
+    def class_names(self, class_code: npt.ArrayLike) -> list[str | None]:
         """:meth:`class_name` of each 24-bit class code: the subclass, else ``"<class> [bbss]"``."""
         codes = as_id_array(class_code, "class_code", bits=24)
         out = self._decode(self._name_rows("subclass", self.class_index(codes)))
@@ -172,7 +175,7 @@ class VectorLookups:
                     out[i] = class_fallback(base_name, code >> 16, (code >> 8) & 0xFF)
         return out
 
-    def progif_names(self, class_code) -> list[str | None]:
+    def progif_names(self, class_code: npt.ArrayLike) -> list[str | None]:
         """:meth:`progif_name` of each 24-bit class code (class, subclass, prog-if)."""
         codes = as_id_array(class_code, "class_code", bits=24)
         out = self._decode(self._name_rows("progif", self.progif_index(codes)))

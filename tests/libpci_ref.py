@@ -3,7 +3,12 @@
 Only the name functions are used (no device access, so no ``pci_init``):
 ``pci_set_name_list_path`` picks the file, ``pci_lookup_name`` answers with
 ``PCI_LOOKUP_NO_NUMBERS`` (None when unknown) and ``PCI_LOOKUP_NO_HWDB`` (the
-file alone, never udev's hwdb).
+file alone, never udev's hwdb).  Its messages (a rejected line: reason and line
+number) are collected in ``messages``.
+
+Below the class: what ``tools/record_references.py`` records and the live tests
+ask again (``record_bundled``: every entry of a pci.ids; ``record_probe``: a
+small text's verdict and names; ``PROBES``: those texts).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ _LAZY = {
     "SourceError": "gpuclass.errors",
     "PolicyError": "gpuclass.errors",
     "ManifestError": "gpuclass.errors",
+    "QuantityError": "gpuclass.errors",
     # hardware sources, all into one DeviceTable
     "DeviceTable": "gpuclass.devices",
     "scan_sysfs": "gpuclass.sources.sysfs",

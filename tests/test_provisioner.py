@@ -42,7 +42,11 @@ def test_gpu_servers_end_to_end(tmp_path, server):
     p = plan(report)
     assert p.ok and p.gpu_node
     assert p.nvidia_driver.install and p.device_plugin.install
-    assert p.kernel_module.value == flavour and not p.kernel_module.conflict
+    assert p.kernel_module.value["flavour"] == flavour and not p.kernel_module.conflict
+    assert p.nvidia_driver.value == {"kernel_module": flavour}
+    assert p.device_plugin.value == {"resource": "nvidia.com/gpu", "replicas": 4, "slices": 4,
+                                     "fail_requests_greater_than_one": True,
+                                     "rename_by_default": False, "config": "config.yaml"}
     assert p.host_labels.install and p.host_labels.labels == {"hardware": "gpu"}
     assert p.node_labels == {GPU_LABEL: "true"}
     assert p.slices == 4
@@ -103,15 +107,29 @@ def test_two_cards_give_eight_slices(tmp_path):
     assert expected_resources(report)["capacity"] == {"nvidia.com/gpu": "8"}
 
 
-def test_pascal_next_to_ada_is_a_conflict(tmp_path):
+def test_pascal_next_to_ada_is_one_proprietary_install(tmp_path):
     fakemachine.write_machine(tmp_path, fakemachine.pascal_and_ada())
     report = inspect(tmp_path)
     assert report.summary.cards == {"gtx-1080": 1, "rtx-4000-sff-ada": 1}
     p = plan(report)
+    assert p.ok and p.conflicts == [] and p.gpu_node and p.slices == 8
+    assert p.kernel_module.value == {"flavour": "proprietary", "accepted": ["proprietary"]}
+    assert "Pascal needs the proprietary modules" in p.kernel_module.reason
+    assert "Ada Lovelace works with either" in p.kernel_module.reason
+    assert p.nvidia_driver.install and p.nvidia_driver.value == {"kernel_module": "proprietary"}
+    assert p.node_labels == {GPU_LABEL: "true"}
+
+
+def test_pascal_next_to_blackwell_is_a_conflict(tmp_path):
+    fakemachine.write_machine(tmp_path, fakemachine.pascal_and_blackwell())
+    report = inspect(tmp_path)
+    assert report.summary.cards == {"gtx-1080-ti": 1, "rtx-pro-6000-blackwell-server": 1}
+    p = plan(report)
     assert not p.ok and len(p.conflicts) == 1
-    assert p.kernel_module.conflict and p.kernel_module.value is None
-    assert "proprietary: GeForce GTX 1080" in p.kernel_module.reason
-    assert "open: RTX 4000 SFF Ada Generation" in p.kernel_module.reason
+    assert p.kernel_module.conflict and p.kernel_module.value == {}
+    assert not p.conflicts[0].startswith("conflict")  # the CLI prefixes it; said once
+    assert "proprietary: GeForce GTX 1080 Ti" in p.kernel_module.reason
+    assert "open: RTX PRO 6000 Blackwell Server Edition" in p.kernel_module.reason
     for d in (p.nvidia_driver, p.device_plugin, p.host_labels):
         assert d.conflict and not d.install and "conflict" in d.reason
     assert p.node_labels == {} and not p.gpu_node and p.slices == 0
@@ -137,7 +155,7 @@ def test_secure_runtime_by_cpu(tmp_path, cpu, install, fragment):
     report = inspect(tmp_path)
     d = plan(report).secure_runtime
     assert d.install is install and fragment in d.reason
-    assert d.value == ("secure" if install else None)
+    assert d.value == ({"runtime_class": "secure"} if install else {})
     assert report.cpu.hardware_virtualization is install
 
 
@@ -192,7 +210,7 @@ def test_custom_policy_is_applied(tmp_path):
                                     "subvendor": "10de", "subdevice": "12ba"}]}]}
     report = inspect(tmp_path, policy=policy)
     assert report.summary.cards == {"quadro-rtx-6000": 1}
-    assert plan(report).kernel_module.value == "open"
+    assert plan(report).kernel_module.value["flavour"] == "open"
 
 
 def test_report_json_is_plain_data(tmp_path):
@@ -200,4 +218,6 @@ def test_report_json_is_plain_data(tmp_path):
     doc = json.loads(inspect(tmp_path).model_dump_json())
     assert doc["cpu"]["vmx"] is True and doc["summary"]["slices"] == 4
     gpu = next(d for d in doc["devices"] if d["status"] == "supported")
-    assert gpu["address"] == "0000:01:00.0" and gpu["card"] == "rtx-4000-sff-ada"
+    assert gpu["slot"] == "0000:01:00.0" and gpu["card"] == "rtx-4000-sff-ada"
+    assert (gpu["vendor"], gpu["device"], gpu["svendor"], gpu["sdevice"]) == ("10de", "27b0", "10de", "16fa")
+    assert gpu["class"] == "0300" and gpu["device_name"] == "AD104GL [RTX 4000 SFF Ada Generation]"

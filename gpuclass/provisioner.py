@@ -36,7 +36,6 @@ from .constants import (
     GPU_LABEL,
     GPU_RESOURCE,
     HOST_LABELS,
-    NVIDIA,
     RUNTIME_CLASS,
     accepted_kernel_modules,
 )
@@ -106,28 +105,33 @@ class HardwareReport(BaseModel):
         return self.summary.slices
 
     @classmethod
-    def example(cls, card: str | None = "rtx-4000-sff-ada", count: int = 1, *,
-                cpu: Literal["intel", "amd", "vm", "nested"] = "intel") -> HardwareReport:
-        """A small synthetic report: ``count`` cards of one allowlisted model (or none).
+    def example(cls, card: str | list[str] | None = "rtx-4000-sff-ada", count: int = 1, *,
+                cpu: Literal["intel", "amd", "vm", "nested"] = "intel", policy=None) -> HardwareReport:
+        """A small synthetic report: ``count`` cards of one allowlisted model (or of each of
+        several), or none; classified against ``policy`` (default: the platform's).
 
         For examples and tests; real reports come from :func:`inspect`.
 
         >>> HardwareReport.example(None, cpu="vm").summary.gpu_node
         False
+        >>> HardwareReport.example(["gtx-1080", "rtx-6000-ada"]).summary.cards
+        {'gtx-1080': 1, 'rtx-6000-ada': 1}
         """
         import numpy as np
 
         from .classify import classify, compile_policy
         from .sources.cpu import parse_cpuinfo
 
-        compiled = compile_policy(None)
-        ids = {c["id"]: c["match"][0][1] for c in compiled.cards}
-        n = count if card is not None else 0
-        device = [ids[card]] * n if card is not None else []
-        r = classify(np.full(n, NVIDIA, np.uint16), np.array(device, np.uint16), None, None,
-                     np.full(n, GPU_CLASSES[0] << 8, np.uint32), domain=np.zeros(n, np.uint32),
-                     bus=np.arange(1, n + 1, dtype=np.uint8), slot=np.zeros(n, np.uint8),
-                     function=np.zeros(n, np.uint8))
+        compiled = compile_policy(policy)
+        rules = {c["id"]: c["match"][0] for c in compiled.cards}
+        wanted = [] if card is None else [card] if isinstance(card, str) else list(card)
+        keys = [rules[c] for c in wanted for _ in range(count)]
+        n = len(keys)
+        col = [np.array([k[i] or 0 for k in keys], np.uint16) for i in range(4)]
+        r = classify(col[0], col[1], col[2], col[3], np.full(n, GPU_CLASSES[0] << 8, np.uint32),
+                     has_subsystem=np.array([k[2] is not None for k in keys], bool),
+                     domain=np.zeros(n, np.uint32), bus=np.arange(1, n + 1, dtype=np.uint8),
+                     slot=np.zeros(n, np.uint8), function=np.zeros(n, np.uint8), policy=compiled)
         flags = {"intel": "vmx", "amd": "svm", "vm": "hypervisor", "nested": "vmx hypervisor"}[cpu]
         facts = replace(parse_cpuinfo(f"processor\t: 0\nflags\t\t: fpu {flags}\n"), kvm_device=True)
         return _report("example", "example", n, r, CpuReport.from_facts(facts), [])

@@ -221,3 +221,69 @@ def test_report_json_is_plain_data(tmp_path):
     assert gpu["slot"] == "0000:01:00.0" and gpu["card"] == "rtx-4000-sff-ada"
     assert (gpu["vendor"], gpu["device"], gpu["svendor"], gpu["sdevice"]) == ("10de", "27b0", "10de", "16fa")
     assert gpu["class"] == "0300" and gpu["device_name"] == "AD104GL [RTX 4000 SFF Ada Generation]"
+
+
+# -- NVIDIA's kernel-module support matrix -------------------------------------------------
+
+def _family_policy(*cards):
+    """A policy of (family, preferred module) cards, device IDs 10de:2700, 2701, ..."""
+    return {"cards": [{"id": f"{fam}-{i}", "name": f"{fam.title()} card {i}", "family": fam,
+                       "kernel_module": module, "match": [{"vendor": "10de", "device": f"{0x2700 + i:04x}"}]}
+                      for i, (fam, module) in enumerate(cards)]}
+
+
+@pytest.mark.parametrize("cards, flavour", [
+    ([("pascal", "proprietary")], "proprietary"),
+    ([("blackwell", "open")], "open"),
+    ([("ada-lovelace", "open")], "open"),
+    ([("ada-lovelace", "proprietary")], "proprietary"),      # either: the policy's choice
+    ([("turing", "open"), ("ampere", "open")], "open"),
+    ([("pascal", "proprietary"), ("ada-lovelace", "open")], "proprietary"),
+    ([("volta", "proprietary"), ("turing", "open"), ("hopper", "open")], "proprietary"),
+    ([("ada-lovelace", "open"), ("blackwell", "open")], "open"),
+    ([("ada-lovelace", "proprietary"), ("blackwell", "open")], "open"),
+    ([("ada-lovelace", "open"), ("hopper", "proprietary")], "open"),  # both take either: open
+    ([("pascal", "proprietary"), ("blackwell", "open")], None),
+    ([("maxwell", "proprietary"), ("ada-lovelace", "open"), ("blackwell", "open")], None),
+    ([("custom-x", "open"), ("pascal", "proprietary")], None),  # an unknown family takes its own only
+])
+def test_kernel_module_follows_nvidias_matrix(cards, flavour):
+    policy = _family_policy(*cards)
+    report = HardwareReport.example([f"{fam}-{i}" for i, (fam, _) in enumerate(cards)], policy=policy)
+    p = plan(report)
+    if flavour is None:
+        assert not p.ok and p.kernel_module.conflict and len(p.conflicts) == 1
+        assert "one machine loads only one flavour" in p.conflicts[0]
+        assert p.node_labels == {} and not p.nvidia_driver.install
+    else:
+        assert p.ok and p.kernel_module.value["flavour"] == flavour
+        assert p.nvidia_driver.value == {"kernel_module": flavour}
+
+
+@pytest.mark.parametrize("family, module", [("pascal", "open"), ("kepler", "open"),
+                                            ("blackwell", "proprietary")])
+def test_a_policy_cannot_pick_a_flavour_that_does_not_drive_the_family(family, module):
+    from gpuclass.errors import PolicyError
+    from gpuclass.policy import Policy
+
+    with pytest.raises(PolicyError, match=f"the {module} kernel modules do not support {family} GPUs"):
+        Policy.from_data(_family_policy((family, module)))
+
+
+def test_names_come_from_the_database_or_the_command_fails(tmp_path, monkeypatch):
+    from gpuclass.errors import PciIdsError
+
+    fakemachine.write_machine(tmp_path / "m", fakesys.gex44())
+    with pytest.raises(PciIdsError, match="cannot read"):
+        inspect(tmp_path / "m", db=tmp_path / "missing.ids")
+    bad = tmp_path / "bad.ids"
+    bad.write_text("10de  NVIDIA\n\t27b0\n")
+    with pytest.raises(PciIdsError, match="bad.ids:2"):
+        inspect(tmp_path / "m", db=bad)
+    monkeypatch.setenv("GPUCLASS_PCI_IDS", str(tmp_path / "missing.ids"))
+    with pytest.raises(PciIdsError):
+        inspect(tmp_path / "m")
+    report = inspect(tmp_path / "m", names=False)  # asked to proceed without names
+    gpu = report.supported_gpus[0]
+    assert gpu.device_name is None and gpu.vendor_name is None and gpu.card == "rtx-4000-sff-ada"
+    assert plan(report).ok

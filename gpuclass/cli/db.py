@@ -6,7 +6,9 @@ Exit codes: 0 done, 2 usage error, 3 the database is missing or cannot be read
 
 from __future__ import annotations
 
-from .options import HelpFormatter, add_options, emit, emit_table
+import sys
+
+from .options import HelpFormatter, add_options, emit, emit_table, exit_codes
 
 NAME = "db"
 HELP = "the PCI ID database: info, compile"
@@ -22,10 +24,11 @@ OPTIONS = ()
 
 def arguments(p) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    info = actions.add_parser("info", formatter_class=HelpFormatter, help="source, version and counts of the database in use",
+    codes = exit_codes(sys.modules[__name__])
+    info = actions.add_parser("info", formatter_class=HelpFormatter, epilog=codes, help="source, version and counts of the database in use",
                               description="Source, version, checksum, cache and entry counts.")
     add_options(info, ("format", "db"))
-    compile_ = actions.add_parser("compile", formatter_class=HelpFormatter, help="(re)build the compiled cache, then show info",
+    compile_ = actions.add_parser("compile", formatter_class=HelpFormatter, epilog=codes, help="(re)build the compiled cache, then show info",
                                   description="Parse the database and write its compiled cache "
                                               "(or the file given to --write).")
     add_options(compile_, ("format", "db"))

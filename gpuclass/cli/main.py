@@ -56,8 +56,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``gpuclass`` parser.  Only the command ``only`` gets its options (importing nothing
-    heavy); the others are listed by name and summary, so ``--help`` stays quick."""
+    """The ``gpuclass`` parser: with ``only``, that command alone with its options (the
+    others cannot be reached from its command line); without, every command by name and
+    summary, for ``gpuclass --help``.  Neither imports anything heavy."""
     from .commands import COMMANDS
     from .options import HelpFormatter, add_command
 
@@ -71,6 +72,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, modname in COMMANDS.items():
+        if only is not None and name != only:
+            continue  # parsing one command needs no other: each parser costs a few ms
         module = importlib.import_module(modname)
         if name == only:
             add_command(sub, module)

@@ -21,7 +21,6 @@ never silently ignored.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from types import ModuleType
 from typing import Any
@@ -95,7 +94,11 @@ def exit_codes(module: ModuleType) -> str:
     start = doc.find("Exit codes:")
     if start < 0:
         return ""
-    text = " ".join(doc[start:].split("\n\n")[0].split())
+    text = " ".join(doc[start:].split("\n\n")[0].replace("``", "").split())
+    return _wrap(text)
+
+
+def _wrap(text: str) -> str:
     import textwrap
 
     return "\n".join(textwrap.wrap(text, 88))
@@ -104,7 +107,7 @@ def exit_codes(module: ModuleType) -> str:
 def add_command(sub: Any, module: ModuleType) -> argparse.ArgumentParser:
     """The subparser of a command module (see the module docstring)."""
     epilog = module.EXAMPLES + ("\n" + exit_codes(module) + "\n" if exit_codes(module) else "")
-    p = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION,
+    p = sub.add_parser(module.NAME, help=module.HELP, description=_wrap(module.DESCRIPTION),
                        epilog=epilog, formatter_class=HelpFormatter)
     arguments = getattr(module, "arguments", None)
     if arguments is not None:
@@ -148,6 +151,8 @@ def require(args: argparse.Namespace, dests: tuple[str, ...], needs: str) -> Non
 
 
 def emit_json(obj: Any, compact: bool = False) -> None:
+    import json
+
     if compact:
         sys.stdout.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
         return
@@ -194,6 +199,8 @@ def hardware_report(args: argparse.Namespace):
 
 def load_report(path: str):
     """A HardwareReport from JSON: the report itself, or a plan's ``{"report": ...}``."""
+    import json
+
     from pydantic import ValidationError
 
     from ..errors import ManifestError

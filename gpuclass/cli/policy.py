@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from .options import HelpFormatter, add_option
+from .options import HelpFormatter, add_option, exit_codes
 
 NAME = "policy"
 HELP = "show the allowlist policy (default or a file) as YAML"
@@ -27,6 +27,7 @@ OPTIONS = ()
 def arguments(p) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser("show", formatter_class=HelpFormatter,
+                              epilog=exit_codes(sys.modules[__name__]),
                               help="print the policy (default: the platform's)",
                               description="Print the policy in FILE (JSON, YAML or TOML) after "
                                           "validating it, or the platform's default.")

@@ -100,25 +100,30 @@ _IRREGULAR = {
 _FREE_MAPS = frozenset({
     "labels", "annotations", "capacity", "allocatable", "limits", "requests", "node_selector",
     "data", "binary_data", "string_data", "match_labels", "overhead", "allocated_resources",
-    "volume_attributes", "parameters", "hard", "used", "spec_hash",
+    "allocated_resource_statuses", "volume_attributes", "options", "user_annotations",
+    "parameters", "hard", "used",
 })
+# the one field whose wire name depends on where it is: a Node's kubelet endpoint's "Port"
+_IN_PARENT = {("kubelet_endpoint", "port"): "Port"}
 
 
-def _camel(key: str) -> str:
+def _camel(key: str, parent: str | None = None) -> str:
+    if (parent, key) in _IN_PARENT:
+        return _IN_PARENT[(parent, key)]
     if key in _IRREGULAR:
         return _IRREGULAR[key]
     head, *rest = key.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
-def _from_snake(value: Any, free: bool = False) -> Any:
+def _from_snake(value: Any, free: bool = False, parent: str | None = None) -> Any:
     """A client model's ``to_dict()`` in the API's wire form (what the API server sends)."""
     import datetime
 
     if isinstance(value, (datetime.date, datetime.datetime)):
         return value.isoformat()
     if isinstance(value, list):
-        return [_from_snake(v) for v in value]
+        return [_from_snake(v, parent=parent) for v in value]
     if not isinstance(value, dict):
         return value
     if free:
@@ -130,7 +135,7 @@ def _from_snake(value: Any, free: bool = False) -> Any:
         # a Service's selector is a plain map, a workload's a LabelSelector
         plain = k in _FREE_MAPS or (k == "selector" and isinstance(v, dict)
                                     and not {"match_labels", "match_expressions"} & set(v))
-        out[_camel(k)] = _from_snake(v, plain)
+        out[_camel(k, parent)] = _from_snake(v, plain, k)
     return out
 
 

@@ -39,7 +39,9 @@ def run(args) -> int:
     from ..errors import ManifestError
     from ..k8s.objects import as_objects, read_documents
     from ..k8s.pods import POD_TEMPLATE_KINDS, validate_pods
+    from ..policy import compile_policy
 
+    policy = compile_policy(args.policy)  # read once, for every pod
     results, skipped = [], []
     for path in args.files:
         docs, source = read_documents(path)
@@ -52,7 +54,7 @@ def run(args) -> int:
                 skipped.append({"source": source, "document": i, "kind": kind, "name": name})
                 continue
             where = f"{source} (document {i + 1})" if len(docs) > 1 else source
-            (v,) = validate_pods([doc], policy=args.policy, source=where)
+            (v,) = validate_pods([doc], policy=policy, source=where)
             results.append((source, i, v))
     if not results:
         raise ManifestError("", "no pod or workload with a pod template found", ", ".join(args.files))

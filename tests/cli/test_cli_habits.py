@@ -180,3 +180,28 @@ def test_a_scan_of_a_machine_with_only_supported_gpus_does_not_import_difflib(fi
             "print([m for m in ('difflib', 'pydantic', 'yaml') if m in sys.modules])\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
+
+
+def test_a_whole_cluster_through_stdin_reports_only_gpu_nodes():
+    broken = json.loads(json.dumps(GPU_NODE))
+    broken["metadata"]["name"] = "gex44-2"
+    broken["status"]["allocatable"]["nvidia.com/gpu"] = "0"
+    healthy = json.dumps({"apiVersion": "v1", "kind": "List", "items": [GPU_NODE, CPU_NODE]})
+    proc = run("diagnose", "-", stdin=healthy)
+    assert proc.returncode == 0, proc.stdout
+    assert "info: [not-a-gpu-node]" in proc.stdout and "ok: [ok]" in proc.stdout
+    node_list = json.dumps({"apiVersion": "v1", "kind": "NodeList",
+                            "items": [{k: v for k, v in n.items() if k != "kind"}
+                                      for n in (GPU_NODE, CPU_NODE, broken)]})
+    proc = run("diagnose", "-", "-o", "json", stdin=node_list)
+    assert proc.returncode == 1
+    assert [(d["node"], d["ok"], d["gpu_node"]) for d in json.loads(proc.stdout)] == [
+        ("gex44-1", True, True), ("cpu-1", True, False), ("gex44-2", False, True)]
+
+
+def test_a_pod_list_through_stdin():
+    pods = json.dumps({"apiVersion": "v1", "kind": "PodList",
+                       "items": [{k: v for k, v in POD.items() if k != "kind"}]})
+    doc = json.loads(run("validate-pod", "-", "-o", "json", stdin=pods).stdout)
+    assert doc["valid"] and [o["kind"] for o in doc["objects"]] == ["Pod"]
+    assert [c["path"] for c in doc["objects"][0]["containers"]][-1] == "spec.ephemeralContainers[0]"

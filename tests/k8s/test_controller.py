@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -75,18 +74,8 @@ def test_configmap_data_is_the_config_as_yaml():
 
 # -- the official kubernetes client reads what we generate ------------------------------
 
-k8s = pytest.importorskip("kubernetes.client")
-
-
-def deserialize(obj, klass):
-    """What the client does with an API response of ``obj``."""
-    client = k8s.ApiClient()
-    try:
-        return client.deserialize(json.dumps(obj), klass, "application/json")
-    except TypeError:  # clients before v35 take a response object
-        class _Response:
-            data = json.dumps(obj)
-        return client.deserialize(_Response(), klass)
+import kubernetes.client as k8s  # noqa: E402 - the test extra installs it
+from k8s_samples import model as deserialize  # noqa: E402 - what the client does with a response
 
 
 def test_configmap_deserializes_into_the_client_model():

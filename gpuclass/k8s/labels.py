@@ -33,7 +33,6 @@ from ..constants import (
     GFD_SHARED_SUFFIX,
     GPU_LABEL,
     GPU_RESOURCE,
-    GPU_RESOURCE_SHARED,
     LABEL_TRUE,
 )
 from ..errors import InputError
@@ -239,8 +238,3 @@ def gfd_card(product: Any, policy: Any = None) -> dict | None:
                     return card
     return None
 
-
-def renamed_resource(capacity: dict) -> bool:
-    """True where a node advertises ``nvidia.com/gpu.shared`` but no ``nvidia.com/gpu``: the
-    device plugin runs with ``renameByDefault: true``."""
-    return GPU_RESOURCE_SHARED in capacity and GPU_RESOURCE not in capacity

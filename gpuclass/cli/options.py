@@ -62,7 +62,16 @@ class UsageError(Exception):
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Help text that reads the same on every Python: ``-o, --output FORMAT`` (the metavar
-    once), examples and exit codes as written."""
+    once), examples as written, one-line paragraphs (descriptions, exit codes) wrapped to
+    the terminal, only when help is printed."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        return "\n\n".join(
+            textwrap.fill(par, width, initial_indent=indent, subsequent_indent=indent)
+            if "\n" not in par.strip("\n") and not par.startswith(" ") else par
+            for par in text.split("\n\n"))
 
     def _format_action_invocation(self, action: argparse.Action) -> str:
         if not action.option_strings or action.nargs == 0:
@@ -89,25 +98,19 @@ def add_options(parser: Any, specs: tuple[str, ...], own_help: dict[str, str] | 
 
 
 def exit_codes(module: ModuleType) -> str:
-    """The "Exit codes:" paragraph of a command module's docstring, as help text."""
+    """The "Exit codes:" paragraph of a command module's docstring, as one line of help text."""
     doc = module.__doc__ or ""
     start = doc.find("Exit codes:")
     if start < 0:
         return ""
-    text = " ".join(doc[start:].split("\n\n")[0].replace("``", "").split())
-    return _wrap(text)
-
-
-def _wrap(text: str) -> str:
-    import textwrap
-
-    return "\n".join(textwrap.wrap(text, 88))
+    return " ".join(doc[start:].split("\n\n")[0].replace("``", "").split())
 
 
 def add_command(sub: Any, module: ModuleType) -> argparse.ArgumentParser:
     """The subparser of a command module (see the module docstring)."""
-    epilog = module.EXAMPLES + ("\n" + exit_codes(module) + "\n" if exit_codes(module) else "")
-    p = sub.add_parser(module.NAME, help=module.HELP, description=_wrap(module.DESCRIPTION),
+    codes = exit_codes(module)
+    epilog = module.EXAMPLES + (f"\n{codes}\n" if codes else "")
+    p = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION,
                        epilog=epilog, formatter_class=HelpFormatter)
     arguments = getattr(module, "arguments", None)
     if arguments is not None:

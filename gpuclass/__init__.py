@@ -29,6 +29,7 @@ _LAZY = {
     "SourceError": "gpuclass.errors",
     "PolicyError": "gpuclass.errors",
     "ManifestError": "gpuclass.errors",
+    "QuantityError": "gpuclass.errors",
     # hardware sources, all into one DeviceTable
     "DeviceTable": "gpuclass.devices",
     "scan_sysfs": "gpuclass.sources.sysfs",
@@ -56,9 +57,12 @@ _LAZY = {
     "device_plugin_config": "gpuclass.k8s.labels",
     "device_plugin_configmap": "gpuclass.k8s.labels",
     "validate_pod": "gpuclass.k8s.pods",
+    "validate_pods": "gpuclass.k8s.pods",
     "PodValidation": "gpuclass.k8s.pods",
     "diagnose": "gpuclass.k8s.diagnose",
+    "diagnose_nodes": "gpuclass.k8s.diagnose",
     "Diagnosis": "gpuclass.k8s.diagnose",
+    "parse_quantity": "gpuclass.k8s.quantity",
     # fleet audits
     "TextMatcher": "gpuclass.textmatch",
     "default_matcher": "gpuclass.textmatch",

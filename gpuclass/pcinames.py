@@ -14,11 +14,25 @@ labelled the same way everywhere and a look-alike of an allowlisted card says so
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 from typing import Any, NamedTuple
 
 __all__ = ["NearMissInfo", "near_miss", "device_label", "unsupported_label", "marketing_name",
-           "default_names"]
+           "default_names", "NO_NAMES"]
+
+
+class _NoNames:
+    """A database that knows no names: what a caller passes to proceed without pci.ids."""
+
+    def vendor_name(self, *ids: int) -> None:
+        return None
+
+    device_name = subvendor_name = subsystem_name = class_name = vendor_name
+
+    def __repr__(self) -> str:
+        return "NO_NAMES"
+
+
+NO_NAMES = _NoNames()
 
 
 class NearMissInfo(NamedTuple):
@@ -52,6 +66,8 @@ def near_miss(compiled: Any, vendor: int | None, device: int | None,
     """
     if not name:
         return None
+    from difflib import SequenceMatcher  # only for the few unsupported GPUs that have a name
+
     # pci.ids names fit in a 1024-byte line; a longer (hostile) text would make the
     # SequenceMatcher below quadratic
     text = marketing_name(name[:1024])

@@ -144,7 +144,7 @@ def test_no_module_is_a_room_that_does_too_much(module):
 LAYERS = [
     ("gpuclass.errors", "gpuclass.constants", "gpuclass.ids", "gpuclass.documents", "gpuclass.inputs"),
     ("gpuclass._native", "gpuclass._core"),
-    ("gpuclass.devices", "gpuclass.models"),
+    ("gpuclass.devices", "gpuclass.models", "gpuclass.records"),
     ("gpuclass.db", "gpuclass.sources", "gpuclass.policy"),
     ("gpuclass.classify", "gpuclass.pcinames", "gpuclass.textmatch"),
     ("gpuclass.provisioner", "gpuclass.k8s", "gpuclass.audit"),

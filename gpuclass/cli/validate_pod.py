@@ -2,29 +2,33 @@
 workloads before they are applied.
 
 Every Pod, PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job and
-CronJob in the files (multi-document YAML or JSON, ``kind: List`` too) is
-checked; other kinds (Services, ConfigMaps, ...) are skipped.
+CronJob in the files (multi-document YAML or JSON, ``List`` and ``PodList`` too) is
+checked, their containers, init containers and ephemeral containers alike; other
+kinds (Services, ConfigMaps, ...) are skipped.  ``--policy`` decides whether more
+than one slice per container is rejected (the platform's policy: yes).
 
 Exit codes: 0 every pod is valid, 1 some pod is invalid, 2 usage error,
-3 a file cannot be read or holds no pod at all.
+3 a file or the policy cannot be read, or the files hold no pod at all.
 """
 
 from __future__ import annotations
 
 import sys
 
-from .options import emit_json
+from .options import emit
 
 NAME = "validate-pod"
 HELP = "check pods' nvidia.com/gpu requests (one slice each)"
-DESCRIPTION = ("Check every container and init container of pods and workloads: a limit alone implies "
-               "the request, requests must equal limits, and at most 1 nvidia.com/gpu per container.")
+DESCRIPTION = ("Check every container, init container and ephemeral container of pods and workloads: "
+               "a limit alone implies the request, requests must equal limits, whole slices only, "
+               "and at most 1 nvidia.com/gpu per container.")
 EXAMPLES = """examples:
   gpuclass validate-pod pod.yaml
-  gpuclass validate-pod deploy/*.yaml --format json
+  gpuclass validate-pod deploy/*.yaml -o json
   kubectl get deploy trainer -o yaml | gpuclass validate-pod -
+  kubectl get pods -A -o yaml | gpuclass validate-pod -       every pod of a cluster
 """
-OPTIONS = ("format",)
+OPTIONS = ("format", "policy")
 
 
 def arguments(p) -> None:
@@ -33,28 +37,33 @@ def arguments(p) -> None:
 
 def run(args) -> int:
     from ..errors import ManifestError
-    from ..k8s.objects import read_documents
-    from ..k8s.pods import POD_TEMPLATE_KINDS, validate_pod
+    from ..k8s.objects import as_objects, read_documents
+    from ..k8s.pods import POD_TEMPLATE_KINDS, validate_pods
+    from ..policy import compile_policy
 
+    policy = compile_policy(args.policy)  # read once, for every pod
     results, skipped = [], []
     for path in args.files:
         docs, source = read_documents(path)
+        docs = as_objects(docs, source)
         for i, doc in enumerate(docs):
             kind = doc.get("kind") if isinstance(doc, dict) else None
             if kind is not None and kind not in POD_TEMPLATE_KINDS:
-                name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+                meta = doc.get("metadata")
+                name = meta.get("name") if isinstance(meta, dict) else None
                 skipped.append({"source": source, "document": i, "kind": kind, "name": name})
                 continue
-            v = validate_pod(doc, source=f"{source} (document {i + 1})" if len(docs) > 1 else source)
+            where = f"{source} (document {i + 1})" if len(docs) > 1 else source
+            (v,) = validate_pods([doc], policy=policy, source=where)
             results.append((source, i, v))
     if not results:
         raise ManifestError("", "no pod or workload with a pod template found", ", ".join(args.files))
     valid = all(v.valid for _, _, v in results)
-    if args.format == "json":
-        emit_json({"valid": valid,
-                   "objects": [{"source": s, "document": i, **v.model_dump(mode="json")}
-                               for s, i, v in results],
-                   "skipped": skipped})
+    if args.format != "table":
+        emit({"valid": valid,
+              "objects": [{"source": s, "document": i, **v.model_dump(mode="json")}
+                          for s, i, v in results],
+              "skipped": skipped}, args.format)
         return 0 if valid else 1
     out = []
     for source, i, v in results:

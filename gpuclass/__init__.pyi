@@ -26,10 +26,12 @@ from .errors import InputError as InputError
 from .errors import ManifestError as ManifestError
 from .errors import PciIdsError as PciIdsError
 from .errors import PolicyError as PolicyError
+from .errors import QuantityError as QuantityError
 from .errors import SkippedLine as SkippedLine
 from .errors import SourceError as SourceError
 from .k8s.diagnose import Diagnosis as Diagnosis
 from .k8s.diagnose import diagnose as diagnose
+from .k8s.diagnose import diagnose_nodes as diagnose_nodes
 from .k8s.labels import device_plugin_config as device_plugin_config
 from .k8s.labels import device_plugin_configmap as device_plugin_configmap
 from .k8s.labels import expected_gpus as expected_gpus
@@ -38,6 +40,8 @@ from .k8s.labels import labels_patch as labels_patch
 from .k8s.labels import node_labels as node_labels
 from .k8s.pods import PodValidation as PodValidation
 from .k8s.pods import validate_pod as validate_pod
+from .k8s.pods import validate_pods as validate_pods
+from .k8s.quantity import parse_quantity as parse_quantity
 from .policy import Policy as Policy
 from .policy import compile_policy as compile_policy
 from .provisioner import CpuReport as CpuReport

@@ -159,7 +159,7 @@ def test_a_missing_or_broken_database_is_one_error_for_every_command(files, tmp_
     broken = tmp_path / "broken.ids"
     broken.write_text("10de  NVIDIA\n\t27b0\n")
     for db, expect in ((tmp_path / "missing.ids", "missing.ids: cannot read"),
-                       (broken, "broken.ids:2: device ID: missing name")):
+                       (broken, "broken.ids:2: device name: missing")):
         env = dict(os.environ, GPUCLASS_PCI_IDS=str(db))
         argvs = [["scan", "--root", files["root"]], ["plan", "--root", files["root"]],
                  ["labels", "--root", files["root"]], ["diagnose", files["node"], "--root", files["root"]],

@@ -91,7 +91,7 @@ def test_tables_are_read_only_and_checked_once():
     assert MS.is_frozen(t)
     with pytest.raises(ValueError):
         t.dev_lut[0] = 1
-    assert MS._check_tables(t) is t and MS._CHECKED.get(id(t)) is t
+    assert MS.check_tables(t) is t and MS._CHECKED.get(id(t)) is t
 
 
 def test_hand_made_tables_are_checked_on_every_call(core):

@@ -65,6 +65,8 @@ _LAZY = {
     "audit_paths": "gpuclass.audit",
     "audit_records": "gpuclass.audit",
     "audit_frame": "gpuclass.audit",
+    "audit_table": "gpuclass.audit",
+    "AuditTable": "gpuclass.audit",
     "write_reports": "gpuclass.audit",
     "ServerReport": "gpuclass.audit",
     "AuditSummary": "gpuclass.audit",

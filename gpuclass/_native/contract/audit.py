@@ -179,8 +179,13 @@ def cell_text(c: Column, i: int) -> str | None:
     """Cell ``i`` as the user wrote it, for messages (None when missing)."""
     if c.kind == ABSENT or _null(c, i):
         return None
-    if c.kind == INT:
-        return str(int(c.ints[i]))
+    if c.kind == INT:  # as given (a float such as 1.5 is read as -1: malformed)
+        try:
+            value = c.source[i]
+            value = value.as_py() if hasattr(value, "as_py") else value
+        except (TypeError, IndexError, KeyError):
+            value = int(c.ints[i])
+        return str(value)
     return _bytes(c, i).decode("utf-8", "replace")
 
 

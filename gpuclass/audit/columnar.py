@@ -187,6 +187,12 @@ class AuditTable:
     def to_pandas(self):
         return self.table.to_pandas()
 
+    def flat(self):
+        """The reports' flat rows (``CSV_COLUMNS``: the columns of ``ServerReport.to_flat``) as a
+        pyarrow Table, made a column at a time; only servers with unsupported GPUs or problems
+        are visited one by one."""
+        return flat_table(self)
+
     def _label(self, key: int) -> str:
         label = self._labels.get(key)
         if label is None:  # named once per distinct ID
@@ -272,3 +278,63 @@ def _result(runs: Runs, compiled: Any, source: str, db: Any, kernel: Any) -> Aud
     columns["problems"] = pa.array(text, pa.string())
     return AuditTable(pa.table(columns), compiled, problems, group[runs.unsupported_run],
                       runs.unsupported_ids, source, db)
+
+
+def _per_server_text(result: AuditTable, rows: np.ndarray, make) -> list:
+    out: list = [""] * len(result)
+    for g in rows.tolist():
+        out[g] = make(g)
+    return out
+
+
+def flat_table(result: AuditTable):
+    """See :meth:`AuditTable.flat`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = result.table
+    n = t.num_rows
+    cards = result.compiled.cards
+    cap = t["gpu_capable"]
+    count_text = []
+    name_text = []
+    for c in cards:
+        k = t[c["id"]]
+        has = pc.greater(k, 0)
+        k_text = pc.cast(k, pa.string())
+        count_text.append(pc.if_else(has, pc.binary_join_element_wise(c["id"] + " x", k_text, "; ", ""), ""))
+        name_text.append(pc.if_else(has, pc.binary_join_element_wise(k_text, "x " + c["name"], ", ", ""), ""))
+    card_col = pc.utf8_rtrim(pc.binary_join_element_wise(*count_text, ""), characters="; ") \
+        if cards else pa.array([""] * n)
+    names = pc.utf8_rtrim(pc.binary_join_element_wise(*name_text, ""), characters=", ") \
+        if cards else pa.array([""] * n)
+    uns = t["unsupported_gpus"].to_numpy()
+    uns_rows = np.flatnonzero(uns > 0)
+    unsupported = _per_server_text(result, uns_rows, lambda g: "; ".join(
+        f"{k}x {label}" for label, k in result.unsupported(g).items()))
+    slices_text = pc.cast(t["slices"], pa.string())
+    capable = pc.binary_join_element_wise(names, ": ", slices_text, " slices", "")
+    mixed = pc.and_(cap, pc.greater(t["unsupported_gpus"], 0))
+    capable = pc.if_else(mixed, pc.binary_join_element_wise(
+        capable, "; mixed with ", pc.cast(t["unsupported_gpus"], pa.string()), " unsupported GPU(s)", ""),
+        capable)
+    reason = _per_server_text(result, np.flatnonzero(~cap.to_numpy(zero_copy_only=False) & (uns > 0)),
+                              lambda g: "unsupported GPU only: " + unsupported[g].replace("; ", ", "))
+    for g, p in result._problems.items():
+        if not reason[g] and not t["gpu_capable"][g].as_py():
+            reason[g] = "flagged: " + p[0]
+    reason = pc.if_else(cap, capable, pc.if_else(pc.equal(pa.array(reason, pa.string()), ""), "no GPU",
+                                                   pa.array(reason, pa.string())))
+    problems = pc.fill_null(t["problems"], "")
+    server = t["server"]
+    if not pa.types.is_string(server.type):
+        server = pc.cast(server, pa.string())
+    return pa.table({
+        "row": pc.add(t["first_row"], 1), "source": pa.array([result.source] * n, pa.string()),
+        "server": server, "gpu_capable": cap, "cards": card_col,
+        "supported_cards": t["supported_cards"], "slices": t["slices"],
+        "unsupported": pa.array(unsupported, pa.string()), "unsupported_gpus": t["unsupported_gpus"],
+        "reason": reason, "problems": problems, "rows": t["rows"],
+        "cpu": pa.nulls(n, pa.string()), "price": pa.nulls(n, pa.float64()),
+        "datacenter": pa.nulls(n, pa.string()),
+    })

@@ -75,7 +75,15 @@ _LAZY = {
 __all__ = sorted(_LAZY) + ["__version__"]
 
 
+# submodules reached as attributes: gpuclass.dask.audit(...)
+_SUBMODULES = ("dask",)
+
+
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"gpuclass.{name}")
+        globals()[name] = value
+        return value
     modname = _LAZY.get(name)
     if modname is None:
         raise AttributeError(f"module 'gpuclass' has no attribute {name!r}")

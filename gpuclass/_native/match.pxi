@@ -14,6 +14,8 @@
 # derived once per MatchTables), so one base register reaches every table at a
 # constant offset.
 
+from zlib import crc32 as zlib_crc32
+
 from gpuclass._native.contract import match as _MS
 
 
@@ -96,22 +98,32 @@ def _layout(t):
     return out
 
 
-# The last few tables' layouts, by identity (only for frozen tables, whose
-# contents cannot change; see contract.match.check_tables).
+# The last few tables' layouts, by the tables' content (only for frozen tables, whose
+# contents cannot change; see contract.match.check_tables), with a shortcut by identity:
+# equal tables, however they were made or unpickled, share one layout.
 _LAYOUTS = {}
+_BY_ID = {}
 
 
 cdef object layout_for(object t):
     """(layout, classes to look up without addresses, classes to look up with them)."""
-    hit = _LAYOUTS.get(id(t))
+    hit = _BY_ID.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
-    lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
-           np.flatnonzero(t.class_lut & 1).tolist())
-    if _MS.is_frozen(t):
-        if len(_LAYOUTS) >= 8:
-            _LAYOUTS.pop(next(iter(_LAYOUTS)))
-        _LAYOUTS[id(t)] = (t, lay)
+    frozen = _MS.is_frozen(t)
+    content = _MS.tables_content(t) if frozen else None
+    key = zlib_crc32(content) if frozen else None
+    hit = _LAYOUTS.get(key) if frozen else None
+    if hit is not None and hit[0] == content:  # the whole content compared: never a wrong layout
+        lay = hit[1]
+    else:
+        lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
+               np.flatnonzero(t.class_lut & 1).tolist())
+    if frozen:
+        for cache, k, v in ((_LAYOUTS, key, (content, lay)), (_BY_ID, id(t), (t, lay))):
+            if len(cache) >= 8:
+                cache.pop(next(iter(cache)))
+            cache[k] = v
     return lay
 
 

@@ -187,6 +187,10 @@ class AuditTable:
     def to_pandas(self):
         return self.table.to_pandas()
 
+    def problems_by_server(self) -> dict[int, list[str]]:
+        """The problems of each server that has any, by its row in :attr:`table`."""
+        return {g: list(p) for g, p in self._problems.items()}
+
     def flat(self):
         """The reports' flat rows (``CSV_COLUMNS``: the columns of ``ServerReport.to_flat``) as a
         pyarrow Table, made a column at a time; only servers with unsupported GPUs or problems

@@ -26,7 +26,8 @@ from .args import as_id_array, as_int64, as_unsigned, contiguous
 __all__ = [
     "VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION",
     "MatchTables", "MatchArgs", "build_match_tables", "prepare_match_args",
-    "prepare_rollup_args", "class_range_error", "rollup_error", "check_tables", "MAX_CARDS",
+    "prepare_rollup_args", "class_range_error", "rollup_error", "check_tables", "tables_content",
+    "MAX_CARDS",
     "MAX_DEVICES",
 ]
 
@@ -196,6 +197,11 @@ def is_frozen(t: MatchTables) -> bool:
         if a.flags.writeable or a.base is not None:
             return False
     return True
+
+
+def tables_content(t: MatchTables) -> bytes:
+    """The content of compiled tables as bytes (equal tables, equal bytes; a few hundred KiB)."""
+    return b"".join(f"{a.dtype}{a.shape}".encode() + np.ascontiguousarray(a).tobytes() for a in t)
 
 
 def check_tables(t) -> MatchTables:

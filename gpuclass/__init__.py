@@ -69,6 +69,8 @@ _LAZY = {
     "audit_paths": "gpuclass.audit",
     "audit_records": "gpuclass.audit",
     "audit_frame": "gpuclass.audit",
+    "audit_table": "gpuclass.audit",
+    "AuditTable": "gpuclass.audit",
     "write_reports": "gpuclass.audit",
     "ServerReport": "gpuclass.audit",
     "AuditSummary": "gpuclass.audit",
@@ -77,7 +79,15 @@ _LAZY = {
 __all__ = sorted(_LAZY) + ["__version__"]
 
 
+# submodules reached as attributes: gpuclass.dask.audit(...)
+_SUBMODULES = ("dask",)
+
+
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"gpuclass.{name}")
+        globals()[name] = value
+        return value
     modname = _LAZY.get(name)
     if modname is None:
         raise AttributeError(f"module 'gpuclass' has no attribute {name!r}")

@@ -8,6 +8,8 @@ package does not have.
 
 from .audit import AuditSummary as AuditSummary
 from .audit import ServerReport as ServerReport
+from .audit import AuditTable as AuditTable
+from .audit import audit_table as audit_table
 from .audit import audit_frame as audit_frame
 from .audit import audit_paths as audit_paths
 from .audit import audit_records as audit_records

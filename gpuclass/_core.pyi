@@ -1,11 +1,13 @@
 """Typed signatures of the compiled core (``_core.pyx``, kernels in ``_native/*.pxi``) and of its
 twin (``_native/twin.py``): the same names, signatures and results (``tests/test_types.py``)."""
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from ._native.contract.audit import AuditRuns, Column
 from .errors import SkippedLine
 
 IS_COMPILED: Final[bool]
@@ -59,7 +61,22 @@ def rollup(
     slices: npt.ArrayLike,
     group: npt.ArrayLike | None = None,
     n_groups: int = 1,
-) -> npt.NDArray[np.int64]: ...
+    n_cards: int | None = None,
+) -> npt.NDArray[np.int32] | tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+
+# -- device tables (_native/audit.pxi; twin: _native/audit_py.py) -----------------------
+
+def audit_rows(
+    tables: object,
+    columns: Sequence[Column],  # server, vendor, device, class, subvendor, subdevice
+    n_cards: int,
+) -> AuditRuns: ...
+def merge_runs(
+    group: npt.ArrayLike,
+    totals: npt.ArrayLike,
+    counts: npt.ArrayLike,
+    n_groups: int,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
 
 # -- sysfs device reading (_native/sysfs.pxi; twin: _native/sysfs_py.py) ----------------
 

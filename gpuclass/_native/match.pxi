@@ -14,6 +14,8 @@
 # derived once per MatchTables), so one base register reaches every table at a
 # constant offset.
 
+from zlib import crc32 as zlib_crc32
+
 from gpuclass._native.contract import match as _MS
 
 
@@ -96,22 +98,32 @@ def _layout(t):
     return out
 
 
-# The last few tables' layouts, by identity (only for frozen tables, whose
-# contents cannot change; see _matchspec._check_tables).
+# The last few tables' layouts, by the tables' content (only for frozen tables, whose
+# contents cannot change; see contract.match.check_tables), with a shortcut by identity:
+# equal tables, however they were made or unpickled, share one layout.
 _LAYOUTS = {}
+_BY_ID = {}
 
 
 cdef object layout_for(object t):
     """(layout, classes to look up without addresses, classes to look up with them)."""
-    hit = _LAYOUTS.get(id(t))
+    hit = _BY_ID.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
-    lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
-           np.flatnonzero(t.class_lut & 1).tolist())
-    if _MS.is_frozen(t):
-        if len(_LAYOUTS) >= 8:
-            _LAYOUTS.pop(next(iter(_LAYOUTS)))
-        _LAYOUTS[id(t)] = (t, lay)
+    frozen = _MS.is_frozen(t)
+    content = _MS.tables_content(t) if frozen else None
+    key = zlib_crc32(content) if frozen else None
+    hit = _LAYOUTS.get(key) if frozen else None
+    if hit is not None and hit[0] == content:  # the whole content compared: never a wrong layout
+        lay = hit[1]
+    else:
+        lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
+               np.flatnonzero(t.class_lut & 1).tolist())
+    if frozen:
+        for cache, k, v in ((_LAYOUTS, key, (content, lay)), (_BY_ID, id(t), (t, lay))):
+            if len(cache) >= 8:
+                cache.pop(next(iter(cache)))
+            cache[k] = v
     return lay
 
 
@@ -195,6 +207,25 @@ cdef int link_companions(Py_ssize_t n, Py_ssize_t n_gpu, const int64_t* group,
     return 0
 
 
+cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
+    """Point ``ctx`` at checked tables ``t`` and their layout; returns the layout (keep it)."""
+    lay, guess_keys, slot_keys = layout_for(t)
+    ctx.layout = <const uint8_t*> data_or_null(lay)
+    # The classes whose rows need the lookups (the kernel screens the others out
+    # eight rows at a time); more than eight: every row is looked up.
+    keys = slot_keys if have_slots else guess_keys
+    ctx.n_keys = len(keys) if len(keys) <= 8 else -1
+    cdef int j
+    for j in range(min(len(keys), 8)):
+        ctx.keys[j] = keys[j]
+    ctx.dev_keys = <const uint32_t*> data_or_null(t.dev_keys)
+    ctx.n_dev = t.dev_keys.shape[0]
+    ctx.sub_offsets = <const int32_t*> data_or_null(t.sub_offsets)
+    ctx.sub_keys = <const uint32_t*> data_or_null(t.sub_keys)
+    ctx.sub_card = <const int16_t*> data_or_null(t.sub_card)
+    return lay
+
+
 def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
                   has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None):
     """Status, card index and slices of each device under compiled policy ``tables``.
@@ -215,21 +246,8 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     if n == 0:
         return status, card, slices
     cdef bint have_slots = a.domain is not None
-    lay, guess_keys, slot_keys = layout_for(t)
     cdef MatchCtx ctx
-    ctx.layout = <const uint8_t*> data_or_null(lay)
-    # The classes whose rows need the lookups (the kernel screens the others out
-    # eight rows at a time); more than eight: every row is looked up.
-    keys = slot_keys if have_slots else guess_keys
-    ctx.n_keys = len(keys) if len(keys) <= 8 else -1
-    cdef int j
-    for j in range(min(len(keys), 8)):
-        ctx.keys[j] = keys[j]
-    ctx.dev_keys = <const uint32_t*> data_or_null(t.dev_keys)
-    ctx.n_dev = t.dev_keys.shape[0]
-    ctx.sub_offsets = <const int32_t*> data_or_null(t.sub_offsets)
-    ctx.sub_keys = <const uint32_t*> data_or_null(t.sub_keys)
-    ctx.sub_card = <const int16_t*> data_or_null(t.sub_card)
+    keep = fill_ctx(&ctx, t, have_slots)  # keeps the layout alive while the kernel runs
     cdef int sub_rules = t.sub_keys.shape[0] > 0
     cdef MatchIO io
     io.n = n
@@ -270,32 +288,37 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
 
 
 
-def rollup(status, card, slices, group=None, n_groups=1):
-    """Per-group totals of a classification as an ``(n_groups, 8)`` int64 matrix.
+def rollup(status, card, slices, group=None, n_groups=1, n_cards=None):
+    """Per-group totals of a classification as an ``(n_groups, 8)`` int32 matrix.
 
-    Columns (``gpuclass._matchspec.R_*``): supported cards, slices, unsupported
+    Columns (``gpuclass.constants.R_*``): supported cards, slices, unsupported
     GPUs, companion functions, virtual functions, invalid records, the first
     supported card's index (-1: none) and the mixed-node bits.  Without
-    ``group`` every row belongs to group 0.
+    ``group`` (int32 or int64) every row belongs to group 0.  With ``n_cards``
+    the result is ``(matrix, counts)``, ``counts`` the ``(n_groups, n_cards)``
+    int32 supported cards of each group by card index.
     """
-    n_, st, cd, sc, g, ng = _MS.prepare_rollup_args(status, card, slices, group, n_groups)
+    n_, st, cd, sc, g, ng, nc = _MS.prepare_rollup_args(status, card, slices, group, n_groups, n_cards)
     cdef Py_ssize_t n = n_
     cdef int64_t c_ng = ng
+    cdef int c_nc = 0 if nc is None else nc
     # The kernel writes every row (zeros, and -1 for the model): no np.zeros pass.
-    out = np.empty((ng, ROLLUP_COLUMNS), dtype=np.int64)
+    out = np.empty((ng, ROLLUP_COLUMNS), dtype=np.int32)
+    counts = None if nc is None else np.empty((ng, nc), dtype=np.int32)
     if ng == 0 and n == 0:
-        return out
+        return out if counts is None else (out, counts)
     cdef const uint8_t* p_status = <const uint8_t*> data_or_null(st)
     cdef const int16_t* p_card = <const int16_t*> data_or_null(cd)
     cdef const uint16_t* p_slices = <const uint16_t*> data_or_null(sc)
-    cdef const int64_t* p_group = <const int64_t*> data_or_null(g)
-    cdef int64_t* p_out = <int64_t*> data_or_null(out)
+    cdef const void* p_group = data_or_null(g)
+    cdef int gw = 0 if g is None else g.dtype.itemsize
+    cdef int32_t* p_out = <int32_t*> data_or_null(out)
+    cdef int32_t* p_counts = NULL if counts is None else <int32_t*> cnp.PyArray_DATA(<cnp.ndarray> counts)
     cdef int what = 0
     cdef Py_ssize_t bad
     with nogil:
-        bad = gpuclass_rollup(n, p_status, p_card, p_slices, p_group, c_ng, p_out, &what)
+        bad = gpuclass_rollup(n, p_status, p_card, p_slices, p_group, gw, c_ng, p_out, p_counts,
+                              c_nc, &what)
     if bad >= 0:
-        if what == 0:
-            raise _MS.status_range_error(st, bad)
-        raise _MS.group_range_error(g, bad, ng)
-    return out
+        raise _MS.rollup_error(what, st, cd, g, bad, ng, nc)
+    return out if counts is None else (out, counts)

@@ -28,6 +28,7 @@ compiled rollup), :mod:`.readers` and :mod:`.archives` (streams of records),
 
 from __future__ import annotations
 
+from .columnar import AuditTable, audit_table
 from .devices import audit_device_rows
 from .dumps import audit_lspci_dumps
 from .frames import audit_frame
@@ -37,6 +38,7 @@ from .paths import audit_paths
 from .readers import KINDS, detect_kind
 from .report import CSV_COLUMNS, AuditSummary, ServerReport
 
-__all__ = ["ServerReport", "AuditSummary", "audit_records", "audit_texts", "audit_lspci_dumps",
+__all__ = ["ServerReport", "AuditSummary", "AuditTable", "audit_table", "audit_records", "audit_texts",
+           "audit_lspci_dumps",
            "audit_device_rows", "audit_paths", "audit_frame", "write_reports", "detect_kind",
            "KINDS", "OUTPUT_FORMATS", "CSV_COLUMNS"]

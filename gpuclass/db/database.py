@@ -328,6 +328,19 @@ class PciDatabase(VectorLookups):
             "flagged_lines": len(self.flagged),
         }
 
+    def __reduce__(self):
+        """Pickled as its source when that file still holds the same text (the receiving
+        process loads it through its own cache), else as its compacted arrays."""
+        digest = self.sha256
+        src = Path(self.source)
+        try:
+            same = digest is not None and src.is_file() and \
+                hashlib.sha256(read_pci_ids(src)).hexdigest() == digest
+        except PciIdsError:
+            same = False
+        arrays = None if same else {k: np.array(v) for k, v in self.arrays().items()}
+        return (_restore, (self.source, digest, self.version, self.date, arrays))
+
     def __repr__(self) -> str:
         c = self.counts()
         return (f"PciDatabase(source={self.source!r}, version={self.version!r}, "
@@ -350,6 +363,16 @@ def _id16(value: int, name: str) -> int:
 
 def _id8(value: int, name: str) -> int:
     return _int_id(value, name, 8)
+
+
+def _restore(source: str, sha256: str | None, version: str | None, date: str | None,
+             arrays: dict | None) -> PciDatabase:
+    if arrays is None:
+        db = default_database(source)
+        if db.sha256 != sha256:  # the file changed after the pickle was made
+            raise CacheError(f"{source}: no longer the pci.ids this database was pickled from")
+        return db
+    return PciDatabase(arrays, source=source, version=version, date=date, sha256=sha256)
 
 
 @functools.lru_cache(maxsize=8)

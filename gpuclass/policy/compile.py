@@ -154,10 +154,16 @@ def _thaw(value: Any) -> Any:
     return value
 
 
+_CANONICAL: dict[Any, CompiledPolicy] = {}
+
+
 @functools.lru_cache(maxsize=16)
 def _from_data(frozen: Any) -> CompiledPolicy:
-    """One compiled (frozen-table) copy per distinct policy and process."""
-    return CompiledPolicy(_thaw(frozen))
+    """One compiled (frozen-table) copy per distinct policy and process: however a policy
+    arrives (the default's hex strings, a validated model, a pickle's plain data), equal
+    policies share one instance, and so the kernels' per-table caches."""
+    compiled = CompiledPolicy(_thaw(frozen))
+    return _CANONICAL.setdefault(_freeze(compiled.data), compiled)
 
 
 @functools.lru_cache(maxsize=1)

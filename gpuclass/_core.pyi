@@ -77,6 +77,7 @@ def merge_runs(
     counts: npt.ArrayLike,
     n_groups: int,
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+def key_hashes(column: Column, seed: int) -> npt.NDArray[np.uint64]: ...
 
 # -- sysfs device reading (_native/sysfs.pxi; twin: _native/sysfs_py.py) ----------------
 

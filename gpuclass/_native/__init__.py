@@ -23,6 +23,7 @@ from types import ModuleType
 from . import twin
 from .contract.args import as_id_array, as_key_array, as_unsigned
 from .contract.audit import cell_text, cell_value, problem_text
+from .contract.audit import column_of as key_column
 from .contract.audit import table_columns as audit_columns
 from .contract.match import MatchTables, build_match_tables
 from .contract.pciids import KEY_DTYPES, TABLES
@@ -33,7 +34,7 @@ from .contract.sysfs import VALUE_COLUMNS as SYSFS_COLUMNS
 __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "build_match_tables",
            "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "inside", "why",
            "as_id_array", "as_key_array", "as_unsigned", "audit_columns", "cell_text", "cell_value",
-           "problem_text"]
+           "problem_text", "key_column"]
 
 compiled: ModuleType | None = None
 COMPILED_IMPORT_ERROR: str | None = None

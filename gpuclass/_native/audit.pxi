@@ -93,3 +93,18 @@ def merge_runs(group, totals, counts, n_groups):
     if bad >= 0:
         raise _AU.merge_overflow_error(bad)
     return out, out_counts
+
+
+def key_hashes(column, seed):
+    """64-bit hashes of a key column's cells (0 for a missing cell), for telling keys seen
+    before: equal keys hash equal, and a match is confirmed by comparing the keys."""
+    c, n_, s_ = _AU.prepare_hash_args(column, seed)
+    out = np.empty(n_, dtype=np.uint64)
+    cdef AuditCol col
+    fill_col(&col, c)
+    cdef int64_t n = n_
+    cdef uint64_t s = s_
+    cdef uint64_t* p = <uint64_t*> data_or_null(out)
+    with nogil:
+        gpuclass_key_hashes(&col, n, s, p)
+    return out

@@ -23,7 +23,7 @@ from .contract import audit as _AU
 from .contract import match as _MS
 from .match_py import match_devices, rollup
 
-__all__ = ["audit_rows", "merge_runs"]
+__all__ = ["audit_rows", "merge_runs", "key_hashes"]
 
 
 def _same_server(c: _AU.Column, i: int, j: int) -> bool:
@@ -98,3 +98,21 @@ def merge_runs(group, totals, counts, n_groups):
         out_counts[grp] = [a + b for a, b in zip(out_counts[grp], row_c)]
     return (np.array(out, dtype=np.int32).reshape(ng, C.ROLLUP_COLUMNS),
             np.array(out_counts, dtype=np.int32).reshape(ng, nc))
+
+
+def key_hashes(column, seed):
+    """64-bit hashes of a key column's cells, 0 for a missing cell (see the compiled core)."""
+    c, n, seed = _AU.prepare_hash_args(column, seed)
+    out = np.zeros(n, dtype=np.uint64)
+    for i in range(n):
+        if _AU._null(c, i):
+            continue
+        if c.kind == _AU.INT:
+            out[i] = _AU.mix64(seed ^ (int(c.ints[i]) & _AU._M64))
+            continue
+        b = _AU._bytes(c, i)
+        h = seed ^ ((len(b) * 0x9E3779B97F4A7C15) & _AU._M64)
+        for k in range(0, len(b), 8):
+            h = _AU.mix64(h ^ int.from_bytes(b[k:k + 8], "little"))
+        out[i] = h
+    return out

@@ -161,6 +161,7 @@ cdef extern from "gpuclass_audit.h":
         AuditVec unsupported
     int gpuclass_audit(const MatchCtx* t, int sub_rules, const AuditCol* cols, int64_t n,
                        int n_cards, AuditOut* o, int64_t* bad) noexcept nogil
+    void gpuclass_key_hashes(const AuditCol* c, int64_t n, uint64_t seed, uint64_t* out) noexcept nogil
     int64_t gpuclass_merge_runs(int64_t n_runs, const int64_t* group, const int32_t* totals,
                                 const int32_t* counts, int n_cards, int64_t n_groups, int32_t* out,
                                 int32_t* out_counts) noexcept nogil

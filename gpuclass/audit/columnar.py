@@ -34,7 +34,8 @@ from ..policy import compile_policy
 from .readers import DEVICE_FIELDS, device_columns
 from .report import ServerReport, card_entries, finish, unsupported_entries
 
-__all__ = ["AuditTable", "audit_table", "result_columns", "Runs", "audit_batches", "group_runs"]
+__all__ = ["AuditTable", "audit_table", "result_columns", "Runs", "audit_batches", "group_runs",
+           "build_result", "field_columns"]
 
 # the ID columns in the order the core takes them
 _ID_FIELDS = ("vendor", "device", "class", "subvendor", "subdevice")
@@ -77,8 +78,9 @@ def _as_arrow(data: Any):
                      f"dict of columns, got {type(data).__name__}")
 
 
-def _field_columns(table: Any, server_column: str | None) -> dict[str, str | None]:
-    names = table.column_names
+def field_columns(table: Any, server_column: str | None) -> dict[str, str | None]:
+    """The column of each device field (``None``: absent) among ``table``'s columns."""
+    names = table.column_names if hasattr(table, "column_names") else table.names
     idx = device_columns(names, server_column)
     return {f: (None if idx[f] is None else names[idx[f]]) for f in DEVICE_FIELDS}
 
@@ -245,22 +247,30 @@ def audit_table(data: Any, *, policy: Any = None, server_column: str | None = No
     """
     compiled = compile_policy(policy)
     table = _as_arrow(data)
-    fields = _field_columns(table, server_column)
+    fields = field_columns(table, server_column)
     kernel = core if kernel is None else kernel
     runs = audit_batches(table.to_batches(), fields, compiled, kernel=kernel)
-    return _result(runs, compiled, source, db, kernel)
+    return build_result(runs, compiled, source, db, kernel)
 
 
-def _result(runs: Runs, compiled: Any, source: str, db: Any, kernel: Any) -> AuditTable:
+def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel: Any = None,
+                 grouping: tuple[np.ndarray, np.ndarray] | None = None,
+                 notes: dict[int, str] | None = None) -> AuditTable:
+    """The :class:`AuditTable` of ``runs``: runs grouped by ``grouping`` (the group of each run
+    and the first run of each group; default :func:`group_runs`), ``notes`` a problem put
+    first for some groups."""
     import pyarrow as pa
 
-    group, first_run = group_runs(runs)
+    kernel = core if kernel is None else kernel
+    group, first_run = group_runs(runs) if grouping is None else grouping
     n_groups = len(first_run)
     totals, counts, rows, first = _merged(runs, group, first_run, kernel)
     problems: dict[int, list[str]] = {}
     nameless = np.flatnonzero(np.asarray(runs.keys.is_null(), dtype=bool)) if runs.keys.null_count else []
     for run in nameless:
         problems.setdefault(int(group[run]), []).append("row has no server name")
+    for g, note in (notes or {}).items():
+        problems.setdefault(g, []).append(note)
     for run, row, text in runs.problems:
         problems.setdefault(int(group[run]), []).append(f"row {row + 1}: {text}")
     cards = totals[:, C.R_CARDS]

@@ -145,3 +145,42 @@ def test_merge_runs_follows_the_rollup(core):
     got = core.merge_runs(run_server, totals, counts, 300)
     want = core.rollup(status, card, slices, server, 300, 7)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(keys=st.one_of(
+    st.lists(st.one_of(st.none(), st.text(max_size=40)), max_size=60).map(lambda v: pa.array(v, pa.string())),
+    st.lists(st.one_of(st.none(), st.binary(max_size=40)), max_size=60).map(
+        lambda v: pa.array(v, pa.large_binary())),
+    st.lists(st.one_of(st.none(), st.integers(-2**63, 2**63 - 1)), max_size=60).map(
+        lambda v: pa.array(v, pa.int64()))),
+    seed=st.integers(0, 2**64 - 1), cut=st.integers(0, 3))
+def test_key_hashes_compiled_equals_twin_and_equal_keys_hash_equal(compiled_core, keys, seed, cut):
+    keys = keys.slice(min(cut, len(keys)))
+    col = A.column_of(keys, "server")
+    a, b = compiled_core.key_hashes(col, seed), twin.key_hashes(col, seed)
+    assert a.dtype == np.uint64 and np.array_equal(a, b)
+    values = keys.to_pylist()
+    for i, x in enumerate(values):
+        if x is None:
+            assert a[i] == 0
+        for j in range(i):
+            if values[j] == x and x is not None:
+                assert a[i] == a[j]
+
+
+def test_key_hashes_tell_keys_and_seeds_apart(core):
+    keys = pa.array([f"srv{i:07d}" for i in range(2000)] + ["", "\x00", "\x00\x00", "a" * 8, "a" * 9])
+    h = core.key_hashes(A.column_of(keys, "s"), 1)
+    assert len(set(h.tolist())) == len(keys)  # no collision among these (length is mixed in)
+    assert not np.array_equal(h, core.key_hashes(A.column_of(keys, "s"), 2))
+
+
+def test_key_hashes_arguments(core):
+    with pytest.raises(InputError, match="Column with cells"):
+        core.key_hashes(A.absent(3), 0)
+    with pytest.raises(InputError, match="seed"):
+        core.key_hashes(A.column_of(pa.array(["a"]), "s"), -1)
+    broken = A.column_of(pa.array(["a"]), "s")._replace(offsets=np.array([0, 99], dtype=np.int32))
+    with pytest.raises(InputError, match="string buffers"):
+        core.key_hashes(broken, 0)

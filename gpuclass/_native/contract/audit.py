@@ -134,6 +134,9 @@ def column_of(values: Any, name: str) -> Column:
     return column_of(arr.cast(pa.string()), name)
 
 
+_M64 = (1 << 64) - 1
+
+
 def _null(c: Column, i: int) -> bool:
     if c.valid is None:
         return False
@@ -203,6 +206,45 @@ def problem_text(code: int, cell: str | None) -> str:
     return f"{field} {cell!r} is not a hex ID"
 
 
+def _check_column(name: str, c: Column) -> None:
+    """A Column whose buffers hold its ``n`` cells (the kernels read them unchecked)."""
+    n = c.n
+    if c.kind not in (ABSENT, STR32, STR64, INT):
+        raise InputError(f"{name}: unknown column kind {c.kind}")
+    if c.kind in (STR32, STR64):
+        want = np.int64 if c.kind == STR64 else np.int32
+        if (c.offsets is None or c.offsets.dtype != want or c.offsets.shape != (n + 1,)
+                or c.data is None or c.data.dtype != np.uint8
+                or (n and (int(c.offsets[0]) < 0 or int(c.offsets[-1]) > c.data.shape[0]
+                           or bool(np.any(np.diff(c.offsets) < 0))))):
+            raise InputError(f"{name}: inconsistent string buffers")
+    if c.kind == INT and (c.ints is None or c.ints.dtype != np.int64 or c.ints.shape != (n,)):
+        raise InputError(f"{name}: expected {n} int64 cells")
+    if c.valid is not None and (c.valid.dtype != np.uint8 or c.voff < 0
+                                or c.valid.shape[0] * 8 < c.voff + n):
+        raise InputError(f"{name}: validity bitmap too short")
+
+
+def prepare_hash_args(column: Any, seed: Any) -> tuple[Column, int, int]:
+    """Check ``key_hashes``' arguments: a present Column and a seed in [0, 2**64)."""
+    if not isinstance(column, Column) or column.kind == ABSENT:
+        raise InputError("column: expected a Column with cells")
+    _check_column("column", column)
+    seed = int(seed)
+    if not 0 <= seed < 1 << 64:
+        raise InputError("seed: expected an integer in [0, 2**64)")
+    return column, column.n, seed
+
+
+def mix64(x: int) -> int:
+    """The 64-bit finalizer both kernels use for key hashes (SplitMix64's)."""
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & _M64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
 def prepare_audit_args(tables: Any, columns: Any, n_cards: Any) -> tuple[list[Column], int, int]:
     """Check ``audit_rows``' arguments: six Columns of one length (server first)."""
     cols = list(columns)
@@ -213,20 +255,7 @@ def prepare_audit_args(tables: Any, columns: Any, n_cards: Any) -> tuple[list[Co
     for name, c in zip(("server", *FIELDS), cols):
         if c.n != n:
             raise InputError(f"{name}: length {c.n} does not match the server column's {n}")
-        if c.kind not in (ABSENT, STR32, STR64, INT):
-            raise InputError(f"{name}: unknown column kind {c.kind}")
-        if c.kind in (STR32, STR64):
-            want = np.int64 if c.kind == STR64 else np.int32
-            if (c.offsets is None or c.offsets.dtype != want or c.offsets.shape != (n + 1,)
-                    or c.data is None or c.data.dtype != np.uint8
-                    or (n and (int(c.offsets[0]) < 0 or int(c.offsets[-1]) > c.data.shape[0]
-                               or bool(np.any(np.diff(c.offsets) < 0))))):
-                raise InputError(f"{name}: inconsistent string buffers")
-        if c.kind == INT and (c.ints is None or c.ints.dtype != np.int64 or c.ints.shape != (n,)):
-            raise InputError(f"{name}: expected {n} int64 cells")
-        if c.valid is not None and (c.valid.dtype != np.uint8 or c.voff < 0
-                                    or c.valid.shape[0] * 8 < c.voff + n):
-            raise InputError(f"{name}: validity bitmap too short")
+        _check_column(name, c)
     if cols[0].kind == ABSENT:
         raise InputError("server: a device table needs a server column")
     n_cards = int(n_cards)

@@ -345,4 +345,34 @@ static int64_t gpuclass_merge_runs(int64_t n_runs, const int64_t *group, const i
     return -1;
 }
 
+/* SplitMix64's finalizer: every input bit moves about half the output bits. */
+static GPUCLASS_ALWAYS_INLINE uint64_t gpuclass_mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* 64-bit hashes of a key column's n cells (0 for a missing cell), seeded: an integer cell
+   is its value mixed; a text cell its length, then each 8 bytes read little-endian (the
+   last block zero-padded), mixed in turn.  Equal keys hash equal; callers confirm a
+   match by comparing the keys. */
+static void gpuclass_key_hashes(const gpuclass_col *c, int64_t n, uint64_t seed, uint64_t *out) {
+    for (int64_t i = 0; i < n; i++) {
+        if (gpuclass_col_null(c, i)) { out[i] = 0; continue; }
+        if (c->kind == GPUCLASS_INT) { out[i] = gpuclass_mix64(seed ^ (uint64_t)c->ints[i]); continue; }
+        int64_t len;
+        const uint8_t *s = gpuclass_col_bytes(c, i, &len);
+        uint64_t h = seed ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL);
+        for (int64_t k = 0; k < len; k += 8) {
+            uint64_t w = 0;
+            int64_t m = len - k < 8 ? len - k : 8;
+            for (int64_t b = m - 1; b >= 0; b--) w = (w << 8) | s[k + b];
+            h = gpuclass_mix64(h ^ w);
+        }
+        out[i] = h;
+    }
+}
+
 #endif

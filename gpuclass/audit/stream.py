@@ -1,0 +1,272 @@
+"""Device tables of any size audited in bounded memory: record batches in, per-server tables out.
+
+:func:`iter_audit` reads record batches (a Parquet file's row groups, an Arrow stream,
+any iterable of pyarrow ``RecordBatch``), audits about ``chunk_rows`` rows at a time with
+the native kernels and yields an :class:`~gpuclass.audit.columnar.AuditTable` per chunk
+for the servers whose rows are complete.  The last server of a chunk is held back until
+its rows end, so a server split across row groups or batches is still one row.  A server
+whose rows come back later, not next to its earlier ones, gets a report of its own for
+those rows, flagged with the rows it covers (as the row-by-row device audit does); a
+stream cannot revise a row it has already written.  What stays in memory is the chunk
+being audited and the server keys seen so far (compact Arrow arrays while the keys come
+in order, a set once they do not).
+
+:func:`audit_parquet` streams a Parquet file and :func:`write_parquet` writes the
+per-server rows as they come.
+
+>>> import pyarrow as pa
+>>> batches = [pa.record_batch({"server": ["a", "a"], "vendor": ["10de", "10de"],
+...                             "device": ["27b0", "27b0"], "class": ["0300", "0300"]}),
+...            pa.record_batch({"server": ["a", "b"], "vendor": ["10de", "8086"],
+...                             "device": ["27b0", "1572"], "class": ["0300", "0200"]})]
+>>> [(r.server, r.slices, r.rows) for t in iter_audit(batches, chunk_rows=2) for r in t]
+[('a', 12, 3), ('b', 0, 1)]
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .._native import core, key_column
+from ..errors import InputError
+from ..policy import compile_policy
+from .columnar import AuditTable, Runs, audit_batches, build_result, field_columns, result_columns
+
+__all__ = ["iter_audit", "audit_parquet", "write_parquet", "result_schema", "CHUNK_ROWS"]
+
+CHUNK_ROWS = 1 << 20    # rows audited at a time: large enough that per-chunk work is noise
+BATCH_ROWS = 1 << 17    # rows per batch read from a Parquet file
+
+
+def _adjacent(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
+    """Groups of adjacent runs with one server key (a run without a key stands alone)."""
+    import pyarrow.compute as pc
+
+    n = len(runs.first)
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        same = pc.fill_null(pc.equal(runs.keys.slice(1), runs.keys.slice(0, n - 1)), False)
+        new[1:] = ~same.to_numpy(zero_copy_only=False)
+    return np.cumsum(new) - 1, np.flatnonzero(new)
+
+
+def _take(runs: Runs, lo: int, hi: int) -> Runs:
+    """Runs ``lo:hi``, renumbered from 0."""
+    u_lo, u_hi = np.searchsorted(runs.unsupported_run, [lo, hi])
+    return Runs(runs.keys.slice(lo, hi - lo), runs.first[lo:hi], runs.rows[lo:hi],
+                runs.totals[lo:hi], runs.counts[lo:hi],
+                [(r - lo, row, t) for r, row, t in runs.problems if lo <= r < hi],
+                runs.unsupported_run[u_lo:u_hi] - lo, runs.unsupported_ids[u_lo:u_hi])
+
+
+def _join(a: Runs, b: Runs) -> Runs:
+    import pyarrow as pa
+
+    n = len(a.first)
+    keys = pa.concat_arrays([a.keys, b.keys.cast(a.keys.type)]) if len(a.keys) else b.keys
+    return Runs(keys, np.concatenate([a.first, b.first]), np.concatenate([a.rows, b.rows]),
+                np.concatenate([a.totals, b.totals]), np.concatenate([a.counts, b.counts]),
+                a.problems + [(r + n, row, t) for r, row, t in b.problems],
+                np.concatenate([a.unsupported_run, b.unsupported_run + n]),
+                np.concatenate([a.unsupported_ids, b.unsupported_ids]))
+
+
+class _Seen:
+    """The server keys written so far, to tell a server whose rows come back later.
+
+    While keys arrive in strictly increasing order no key can repeat: they are kept as the
+    Arrow arrays they came in, nothing more.  From the first key out of order on, keys are
+    also hashed by the core (seeded per stream) into sorted levels of (hash, position)
+    that merge as they grow, so a chunk is checked with binary searches; a hash match is
+    confirmed by comparing the keys themselves, so the answer is exact.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.seed = int.from_bytes(os.urandom(8), "little")
+        self.chunks: list[Any] = []     # the keys, in order of writing
+        self.starts = [0]               # the position of each chunk's first key
+        self.last: Any = None           # the last key while keys come in order
+        self.levels: list[tuple[np.ndarray, np.ndarray]] | None = None
+
+    def _hashes(self, keys: Any) -> np.ndarray:
+        return self.kernel.key_hashes(key_column(keys, "server"), self.seed)
+
+    def _key(self, pos: int) -> Any:
+        c = bisect.bisect_right(self.starts, pos) - 1
+        return self.chunks[c][pos - self.starts[c]].as_py()
+
+    def _add(self, h: np.ndarray, base: int) -> None:
+        order = np.argsort(h, kind="stable")
+        self.levels.append((h[order], order.astype(np.int64) + base))
+        while len(self.levels) > 1 and len(self.levels[-2][0]) <= 2 * len(self.levels[-1][0]):
+            (h1, p1), (h2, p2) = self.levels.pop(), self.levels.pop()
+            hh, pp = np.concatenate([h2, h1]), np.concatenate([p2, p1])
+            order = np.argsort(hh, kind="stable")
+            self.levels.append((hh[order], pp[order]))
+
+    def repeats(self, keys: Any) -> list[int]:
+        """Positions in ``keys`` (non-null server keys in output order) of keys seen before."""
+        import pyarrow.compute as pc
+
+        n = len(keys)
+        if n == 0:
+            return []
+        base = self.starts[-1]
+        self.chunks.append(keys)
+        self.starts.append(base + n)
+        if self.levels is None:
+            ordered = n < 2 or pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py()
+            if ordered and (self.last is None or keys[0].as_py() > self.last):
+                self.last = keys[n - 1].as_py()
+                return []
+            self.levels = []
+            if base:  # the keys written in order so far, hashed once
+                self._add(np.concatenate([self._hashes(c) for c in self.chunks[:-1]]), 0)
+        h = self._hashes(keys)
+        # earlier positions with an equal hash, per candidate: earlier levels, then this chunk
+        before: dict[int, list[np.ndarray]] = {}
+        for lh, lp in self.levels:
+            lo = np.searchsorted(lh, h, side="left")
+            hi = np.searchsorted(lh, h, side="right")
+            for i in np.flatnonzero(hi > lo).tolist():
+                before.setdefault(i, []).append(lp[lo[i]:hi[i]])
+        order = np.argsort(h, kind="stable")
+        sh = h[order]
+        same = np.flatnonzero(sh[1:] == sh[:-1]) + 1
+        for k in same.tolist():  # a chunk's own repeats: every earlier one of the same hash
+            first = int(np.searchsorted(sh, sh[k], side="left"))
+            before.setdefault(int(order[k]), []).append(order[first:k].astype(np.int64) + base)
+        out = []
+        for i in sorted(before):
+            key = keys[i].as_py()
+            if any(self._key(int(p)) == key for ps in before[i] for p in ps.tolist()):
+                out.append(i)
+        self._add(h, base)
+        return out
+
+
+def _notes(runs: Runs, first_run: np.ndarray, seen: _Seen) -> dict[int, str]:
+    """The problem of each group whose server was written before (not next to these rows)."""
+    import pyarrow as pa
+
+    heads = runs.keys.take(pa.array(first_run))
+    named = np.flatnonzero(~np.asarray(heads.is_null(), dtype=bool)) if heads.null_count \
+        else np.arange(len(first_run))
+    keys = heads.take(pa.array(named)) if heads.null_count else heads
+    notes = {}
+    ends = np.append(first_run[1:], len(runs.first))
+    for i in seen.repeats(keys):
+        g = int(named[i])
+        lo, hi = int(first_run[g]), int(ends[g]) - 1
+        a, b = int(runs.first[lo]) + 1, int(runs.first[hi] + runs.rows[hi])
+        notes[g] = (f"rows of server {str(heads[g].as_py())!r} are not next to each other: "
+                    f"this report covers rows {a}-{b} only")
+    return notes
+
+
+def iter_audit(batches: Iterable[Any], *, policy: Any = None, server_column: str | None = None,
+               source: str = "table", db: Any = None, kernel: Any = None,
+               chunk_rows: int = CHUNK_ROWS) -> Iterator[AuditTable]:
+    """Audit a stream of pyarrow record batches; yield an :class:`AuditTable` per chunk of
+    about ``chunk_rows`` rows, one row per server whose rows are complete (see the module
+    docstring).  Row numbers (``first_row``, problems) count from the stream's start."""
+    compiled = compile_policy(policy)
+    kernel = core if kernel is None else kernel
+    fields = None
+    pending: Runs | None = None
+    seen = _Seen(kernel)
+    buf: list[Any] = []
+    held = base = 0
+
+    def chunk(final: bool) -> Iterator[AuditTable]:
+        nonlocal pending, base, held
+        runs = audit_batches(buf, fields, compiled, first_row=base, kernel=kernel)
+        base += held
+        buf.clear()
+        held = 0
+        if pending is not None:
+            runs = _join(pending, runs)
+        group, first_run = _adjacent(runs)
+        cut = len(runs.first) if final or not len(first_run) else int(first_run[-1])
+        pending = None if cut == len(runs.first) else _take(runs, cut, len(runs.first))
+        if cut == 0:
+            return
+        if cut < len(runs.first):
+            runs = _take(runs, 0, cut)
+            group, first_run = group[:cut], first_run[:-1]
+        yield build_result(runs, compiled, source, db, kernel, grouping=(group, first_run),
+                           notes=_notes(runs, first_run, seen))
+
+    for batch in batches:
+        if fields is None:
+            fields = field_columns(batch.schema, server_column)
+        if batch.num_rows:
+            buf.append(batch)
+            held += batch.num_rows
+        if held >= chunk_rows:
+            yield from chunk(final=False)
+    if fields is not None and (buf or pending is not None):
+        yield from chunk(final=True)
+
+
+def result_schema(compiled: Any, server_type: Any = None):
+    """The Arrow schema of an audit's per-server rows (``server_type``: the server keys')."""
+    import pyarrow as pa
+
+    types = {"server": server_type or pa.string(), "gpu_capable": pa.bool_(),
+             "rows": pa.int64(), "first_row": pa.int64(), "problems": pa.string()}
+    return pa.schema([(c, types.get(c, pa.int32())) for c in result_columns(compiled)])
+
+
+def _parquet_batches(path: str | os.PathLike, columns: list[str] | None, batch_rows: int):
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{os.fspath(path)}: not a readable Parquet file: {exc}") from None
+    names = pf.schema_arrow.names
+    wanted = None if columns is None else [c for c in names if c in set(columns)]
+    return pf.schema_arrow, pf.iter_batches(batch_size=batch_rows, columns=wanted)
+
+
+def audit_parquet(path: str | os.PathLike, *, policy: Any = None, server_column: str | None = None,
+                  db: Any = None, chunk_rows: int = CHUNK_ROWS) -> Iterator[AuditTable]:
+    """:func:`iter_audit` over a Parquet device table, read by row group (only the device
+    columns are read)."""
+    schema, _ = _parquet_batches(path, [], 1)
+    fields = field_columns(schema, server_column)
+    _, batches = _parquet_batches(path, [c for c in fields.values() if c is not None], BATCH_ROWS)
+    return iter_audit(batches, policy=policy, server_column=server_column,
+                      source=os.fspath(path), db=db, chunk_rows=chunk_rows)
+
+
+def write_parquet(results: Iterable[AuditTable], out: str | os.PathLike, *, policy: Any = None,
+                  server_type: Any = None) -> int:
+    """Write the per-server rows of ``results`` to a Parquet file as they come (one row
+    group per chunk); returns the number of servers written.  An empty stream writes a
+    file with the schema and no rows."""
+    import pyarrow.parquet as pq
+
+    writer = None
+    total = 0
+    try:
+        for result in results:
+            table = result.table
+            if writer is None:
+                schema = result_schema(result.compiled, table.schema.field("server").type)
+                writer = pq.ParquetWriter(out, schema)
+            writer.write_table(table.cast(writer.schema))
+            total += table.num_rows
+        if writer is None:
+            writer = pq.ParquetWriter(out, result_schema(compile_policy(policy), server_type))
+    finally:
+        if writer is not None:
+            writer.close()
+    return total

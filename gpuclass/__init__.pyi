@@ -7,12 +7,12 @@ package does not have.
 """
 
 from .audit import AuditSummary as AuditSummary
-from .audit import ServerReport as ServerReport
 from .audit import AuditTable as AuditTable
-from .audit import audit_table as audit_table
+from .audit import ServerReport as ServerReport
 from .audit import audit_frame as audit_frame
 from .audit import audit_paths as audit_paths
 from .audit import audit_records as audit_records
+from .audit import audit_table as audit_table
 from .audit import write_reports as write_reports
 from .classify import classify as classify
 from .classify import classify_table as classify_table

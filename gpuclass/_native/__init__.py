@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-from . import twin
 from .contract.args import as_id_array, as_key_array, as_unsigned
 from .contract.audit import cell_text, cell_value, problem_text
 from .contract.audit import column_of as key_column
@@ -45,4 +44,17 @@ else:
         from .. import _core as compiled  # type: ignore[no-redef]
     except ImportError as exc:  # pragma: no cover - exercised in the no-build CI leg
         COMPILED_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
-core: ModuleType = compiled if compiled is not None else twin
+if compiled is not None:
+    core: ModuleType = compiled
+else:
+    from . import twin
+    core = twin
+
+
+def __getattr__(name: str) -> ModuleType:
+    # The twin is imported when asked for (tests, the no-build fallback): a process on
+    # the compiled core does not pay for it.
+    if name == "twin":
+        import importlib
+        return importlib.import_module(f"{__name__}.twin")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

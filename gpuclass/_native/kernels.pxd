@@ -97,6 +97,9 @@ cdef extern from "gpuclass_match.h":
     Py_ssize_t gpuclass_match(const MatchCtx* t, const MatchIO* io, int sub_rules,
                               int slots) noexcept nogil
     void gpuclass_match_init() noexcept nogil
+    int64_t gpuclass_layout_pairs(const uint16_t* vendor_block, int64_t* used, int32_t* remap) noexcept nogil
+    void gpuclass_layout_fill(const uint16_t* vendor_block, const uint16_t* dev_lut, const int64_t* used,
+                              const int32_t* remap, int64_t blocks, uint8_t* L) noexcept nogil
     Py_ssize_t gpuclass_rollup(Py_ssize_t n, const uint8_t* status, const int16_t* card,
                                const uint16_t* slices, const void* group, int gw, int64_t n_groups,
                                int32_t* out, int32_t* counts, int n_cards, int* what) noexcept nogil

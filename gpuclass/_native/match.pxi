@@ -63,17 +63,19 @@ def _layout(t):
     """The kernel's lookup block for MatchTables ``t`` (see the L_* offsets above).
 
     Derived from the checked tables; it holds the same facts rearranged so that
-    a device costs two dependent loads and no branch.
+    a device costs two dependent loads and no branch.  One block of device entries
+    per (block of dev_lut, GPU-vendor bit) that some vendor uses: the entry carries
+    the vendor's GPU bit, so the kernel needs no second lookup.  The large parts are
+    written by gpuclass_layout_fill (about a millisecond; numpy took ten in a new
+    process).
     """
     n_cards = t.card_slices.shape[0]
-    # One block per (block of dev_lut, GPU-vendor bit) that some vendor uses: the
-    # entry carries the vendor's GPU bit, so the kernel needs no second lookup.
-    pair = (t.vendor_block & 0x7FFF).astype(np.int64) * 2 + (t.vendor_block >> 15)
-    used, new_block = np.unique(pair, return_inverse=True)
-    blocks = used.shape[0]
+    used = np.empty(65536, dtype=np.int64)
+    remap = np.empty(65536, dtype=np.int32)
+    cdef const uint16_t* p_vb = <const uint16_t*> data_or_null(t.vendor_block)
+    cdef int64_t blocks = gpuclass_layout_pairs(p_vb, <int64_t*> data_or_null(used),
+                                                <int32_t*> data_or_null(remap))
     out = np.zeros(L_DEV + 8 * 65536 * blocks, dtype=np.uint8)
-    vb = out[L_VB:L_CLASS].view(np.uint32)
-    vb[:] = new_block.astype(np.uint32) << 16
     out[L_CLASS:L_CLASS + 65536] = t.class_lut & 3
     for guess, off in ((True, L_OUT_G), (False, L_OUT_S)):
         o = _outcome_table(guess)
@@ -83,17 +85,9 @@ def _layout(t):
         out[off:off + 512].view(np.uint64)[:] = st | (cm << np.uint64(16)) | (sm << np.uint64(32))
     f = np.arange(16)
     out[L_FB:L_FB + 16] = (((f & FLAG_VF) != 0) << OI_VF) | (((f & FLAG_INVALID) != 0) << OI_INVALID)
-    sl = out[L_SL:L_SL + 65536].view(np.uint16)
-    sl[1:1 + n_cards] = t.card_slices
-    dev = out[L_DEV:].view(np.uint64).reshape(blocks, 65536)
-    for nb, p in enumerate(used.tolist()):
-        ob, g = p >> 1, p & 1
-        e = t.dev_lut[ob * 65536:(ob + 1) * 65536].astype(np.uint64)
-        k = e & np.uint64(0x7FFF)
-        card = (k.astype(np.int64) - 1).astype(np.uint16).astype(np.uint64)  # -1: none
-        dev[nb] = ((sl[k].astype(np.uint64) << np.uint64(32)) | (card << np.uint64(16))
-                   | ((k != 0).astype(np.uint64) << np.uint64(3))
-                   | ((e >> np.uint64(15)) << np.uint64(4)) | np.uint64(g << 2))
+    out[L_SL:L_SL + 65536].view(np.uint16)[1:1 + n_cards] = t.card_slices
+    gpuclass_layout_fill(p_vb, <const uint16_t*> data_or_null(t.dev_lut), <const int64_t*> data_or_null(used),
+                         <const int32_t*> data_or_null(remap), blocks, <uint8_t*> data_or_null(out))
     out.flags.writeable = False
     return out
 

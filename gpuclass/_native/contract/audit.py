@@ -13,8 +13,6 @@ up per run of equal server keys, and returns an :class:`AuditRuns`.
 [(0, 4318, 4), (0, 7040, 4), (1, 0, 0), (0, 32902, 4), (2, 0, 0)]
 """
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 import numpy as np

@@ -13,8 +13,6 @@ True
 True
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple, Sequence
 
 import numpy as np

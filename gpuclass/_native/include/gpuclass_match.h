@@ -364,4 +364,48 @@ static GPUCLASS_NOINLINE Py_ssize_t gpuclass_rollup(
     return gpuclass_rollup_body(n, status, card, slices, NULL, 0, n_groups, out, counts, n_cards, what);
 }
 
+/* The layout's vendor and device parts (match.pxi's _layout makes the rest).
+
+   gpuclass_layout_pairs lists in `used` (65536 entries) the (dev_lut block, GPU-vendor bit)
+   pairs, block * 2 + bit, that some vendor uses, in increasing order, and returns how
+   many; `remap` (65536 entries) receives each pair's place in that list.
+   gpuclass_layout_fill then writes the vendor entries (the vendor's block of the
+   layout, in the high 16 bits) and one block of 65536 device entries per pair: the
+   card's slices (from the layout's slice table, filled before), the card (0xffff:
+   none), the rule hit, the subsystem-rules bit and the GPU-vendor bit. */
+static int64_t gpuclass_layout_pairs(const uint16_t *vendor_block, int64_t *used, int32_t *remap) {
+    for (int64_t p = 0; p < 65536; p++) remap[p] = -1;
+    for (int64_t v = 0; v < 65536; v++) {
+        uint32_t b = vendor_block[v];
+        remap[(b & 0x7FFFu) * 2 + (b >> 15)] = 0;
+    }
+    int64_t n = 0;
+    for (int64_t p = 0; p < 65536; p++)
+        if (remap[p] == 0 || remap[p] > 0) { used[n] = p; remap[p] = (int32_t)n; n++; }
+    return n;
+}
+
+static void gpuclass_layout_fill(const uint16_t *vendor_block, const uint16_t *dev_lut,
+                                 const int64_t *used, const int32_t *remap, int64_t blocks,
+                                 uint8_t *L) {
+    uint32_t *vb = (uint32_t *)(L + GPUCLASS_L_VB);
+    for (int64_t v = 0; v < 65536; v++) {
+        uint32_t b = vendor_block[v];
+        vb[v] = (uint32_t)remap[(b & 0x7FFFu) * 2 + (b >> 15)] << 16;
+    }
+    const uint16_t *sl = (const uint16_t *)(L + GPUCLASS_L_SL);
+    uint64_t *dev = (uint64_t *)(L + GPUCLASS_L_DEV);
+    for (int64_t nb = 0; nb < blocks; nb++) {
+        const uint16_t *e = dev_lut + (used[nb] >> 1) * 65536;
+        uint64_t g = (uint64_t)(used[nb] & 1) << 2;
+        uint64_t *d = dev + nb * 65536;
+        for (int64_t i = 0; i < 65536; i++) {
+            uint64_t k = e[i] & 0x7FFFu;
+            uint64_t card = (uint16_t)(k - 1);  /* 0xffff: no card */
+            d[i] = ((uint64_t)sl[k] << 32) | (card << 16) | ((uint64_t)(k != 0) << 3)
+                   | ((uint64_t)(e[i] >> 15) << 4) | g;
+        }
+    }
+}
+
 #endif

@@ -54,7 +54,10 @@ MALFORMED = [
     ("no id", {"description": ["GTX 1080"]}, "no id"),
     ("description not a list", {"id": 1, "description": 5}, "description is int"),
     ("non-text line", {"id": 1, "description": ["GTX 1080", 3]}, "description[1] is int"),
-    ("specials not a list", {"id": 1, "specials": {"GPU": 1}}, "specials is dict"),
+    ("specials not a list", {"id": 1, "description": ["Xeon"], "specials": {"GPU": 1}}, "specials is dict"),
+    ("no description", {"id": 1, "specials": ["ECC"]}, "no description"),
+    ("null description", {"id": 1, "description": None, "specials": ["GPU"]}, "no description"),
+    ("empty description", {"id": 1, "description": [" "], "specials": []}, "no description"),
     ("GPU special, no card", {"id": 1, "description": ["GPU - Nvidia"], "specials": ["GPU"]}, "GPU"),
     ("ambiguous card", {"id": 1, "description": ["RTX 6000"], "specials": ["GPU"]}, "does not say"),
 ]

@@ -33,10 +33,11 @@ from .dumps import audit_lspci_dumps
 from .frames import audit_frame
 from .listings import audit_records, audit_texts
 from .output import OUTPUT_FORMATS, write_reports
-from .paths import audit_paths
+from .compressed import Limits
+from .paths import AuditRun, audit_paths
 from .readers import KINDS, detect_kind
 from .report import CSV_COLUMNS, AuditSummary, ServerReport
 
 __all__ = ["ServerReport", "AuditSummary", "audit_records", "audit_texts", "audit_lspci_dumps",
            "audit_device_rows", "audit_paths", "audit_frame", "write_reports", "detect_kind",
-           "KINDS", "OUTPUT_FORMATS", "CSV_COLUMNS"]
+           "KINDS", "OUTPUT_FORMATS", "CSV_COLUMNS", "Limits", "AuditRun"]

@@ -12,16 +12,9 @@ import numpy as np
 from ..errors import InputError
 from .devices import DeviceAuditor
 from .listings import audit_records
-from .readers import (
-    CHUNK_ROWS,
-    DEVICE_FIELDS,
-    SERVER_COLUMNS,
-    TEXT_COLUMNS,
-    arrow_column,
-    device_columns,
-    is_device_header,
-    pick_column,
-)
+from .csvfiles import pick_column
+from .readers import CHUNK_ROWS, DEVICE_FIELDS, SERVER_COLUMNS, TEXT_COLUMNS, is_device_header
+from .tables import arrow_column, device_columns
 from .report import CSV_COLUMNS, PASSTHROUGH
 
 __all__ = ["audit_frame"]

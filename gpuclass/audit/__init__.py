@@ -28,12 +28,12 @@ compiled rollup), :mod:`.readers` and :mod:`.archives` (streams of records),
 
 from __future__ import annotations
 
+from .compressed import Limits
 from .devices import audit_device_rows
 from .dumps import audit_lspci_dumps
 from .frames import audit_frame
 from .listings import audit_records, audit_texts
 from .output import OUTPUT_FORMATS, write_reports
-from .compressed import Limits
 from .paths import AuditRun, audit_paths
 from .readers import KINDS, detect_kind
 from .report import CSV_COLUMNS, AuditSummary, ServerReport

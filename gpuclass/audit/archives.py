@@ -116,15 +116,24 @@ def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
     except (tarfile.TarError, *DECOMPRESS_ERRORS) as exc:
         raise SourceError(name, None, f"not a readable tar archive: {exc}") from None
     last = None
+    seen = 0
     with tf:
         while True:
-            try:
-                info = tf.next()
-            except (tarfile.TarError, *DECOMPRESS_ERRORS) as exc:
-                raise SourceError(name, None, f"damaged tar archive after member {last!r}: {exc}") from None
-            if info is None:
-                _check_tar_end(tf, stream, name, last)
-                return
+            # reading a hard link makes tarfile load the rest of the index: take the
+            # members from there before asking for more
+            if seen < len(tf.members):
+                info = tf.members[seen]
+            else:
+                try:
+                    info = tf.next()
+                except (tarfile.TarError, *DECOMPRESS_ERRORS) as exc:
+                    raise SourceError(name, None, f"damaged tar archive after member {last!r}: {exc}") from None
+                if info is None:
+                    _check_tar_end(tf, stream, name, last)
+                    return
+                if seen and info is tf.members[seen - 1]:
+                    continue  # the member tarfile read on opening, handed out again
+            seen += 1
             last = info.name
             if info.isdir():
                 continue

@@ -2,7 +2,7 @@
 
 >>> import io
 >>> from .readers import Reader
->>> rows = list(csv_rows(Reader(io.BytesIO(b'\\xef\\xbb\\xbfid,description\\n1,"5\\" GPU\\n2,GTX 1080\\n'))))
+>>> rows = list(csv_rows(Reader(io.BytesIO(b'\\xef\\xbb\\xbfid,description\\n1,"5 GPU\\n2,GTX 1080\\n'))))
 >>> rows[0], type(rows[1]).__name__, rows[2]
 (['id', 'description'], 'BadCsvRow', ['2', 'GTX 1080'])
 """

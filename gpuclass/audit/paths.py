@@ -14,6 +14,14 @@ the limits (:class:`~gpuclass.audit.compressed.Limits`) are a
 :class:`~gpuclass.errors.SourceError` naming the file and member; a CSV that is not
 comma-separated, or lacks a text column, is an :class:`~gpuclass.errors.InputError`
 raised before the first report; a malformed row inside an input is a flagged report.
+
+>>> import gzip, json, pathlib, tempfile
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> for hour, n in (("0100", 1), ("0200", 2)):
+...     rec = {"id": 7, "description": [f"{n}x RTX 6000 Ada"]}
+...     _ = (d / f"sb-{hour}00.json.gz").write_bytes(gzip.compress(json.dumps([rec]).encode()))
+>>> [(r.server, r.slices, r.rows) for r in audit_paths([d], latest=True)]
+[('7', 8, 2)]
 """
 
 from __future__ import annotations
@@ -98,17 +106,12 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
     """Reports of one stream (a file, or a member of a collection)."""
     head = _head(fh)
     comp = compression_of(head)
+    inner = member.name if member is not None else os.path.basename(name)
     if comp is not None:
         fh = decompress(_rewound(fh, head), comp, name, ctx.limits, total)
         head = _head(fh)
-        inner = name
-        for suffix in (".gz", ".xz", ".bz2", ".zst", ".tgz", ".txz", ".tbz2"):
-            if inner.lower().endswith(suffix):
-                inner = inner[: -len(suffix)]
-                break
-        found = sniff(head, inner)
-    else:
-        found = sniff(head, name)
+        inner = _less_suffix(inner)
+    found = sniff(head, inner)
     stream: IO[bytes] = io.BufferedReader(_Prefixed(head, fh), buffer_size=1 << 20)
     if found == "archive" and (kind in (None, "archive") or depth == 0 and kind == "lspci-dir"):
         if depth > 0:
@@ -119,6 +122,11 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
     if kind is None:
         kind = found
     if kind in ("binary", "archive"):
+        if comp is not None:
+            while stream.read(1 << 20):  # damaged compressed data looks binary: read it to say so
+                pass
+        if depth == 0:
+            raise SourceError(name, None, "binary data, not an audit input")
         ctx.skip(name, "a binary file, not an audit input" if kind == "binary" else
                  "an archive inside a collection (not read)")
         return
@@ -131,7 +139,7 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         data = stream.read(_MEMBER_LIMIT + 1)
         if len(data) > _MEMBER_LIMIT:
             raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for one dump)")
-        server = server_name(member.name if member is not None else os.path.basename(name))
+        server = server_name(inner)
         yield from audit_lspci_dumps([(server, data)], policy=ctx.policy, source=name)
         return
     if kind == "parquet":
@@ -148,6 +156,16 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         yield from _csv_reports(ctx, reader, name, kind)
     else:
         raise InputError(f"unknown input kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+def _less_suffix(name: str) -> str:
+    """A compressed file's name less its compression suffix (``sb-1200.json.gz``: ``sb-1200.json``)."""
+    low = name.lower()
+    for suffix, plain in ((".gz", ""), (".xz", ""), (".bz2", ""), (".zst", ""), (".tgz", ".tar"),
+                          (".txz", ".tar"), (".tbz2", ".tar")):
+        if low.endswith(suffix):
+            return name[: -len(suffix)] + plain
+    return name
 
 
 def _rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:

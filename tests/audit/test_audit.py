@@ -225,7 +225,8 @@ def test_text_frames():
                        "specials": [r["specials"] for r in AUCTION]})
     out = audit_frame(df)
     assert len(out) == len(df)
-    assert dict(zip(out["server"], out["slices"])) == {k: v[1] for k, v in EXPECTED.items()}
+    assert dict(zip(out["server"], out["slices"])) == {int(k): v[1] for k, v in EXPECTED.items()}
+    assert out["server"].dtype == df["id"].dtype
     with pytest.raises(InputError):
         audit_frame([1, 2])
 

@@ -294,6 +294,8 @@ REVIEWED = {
     "gpuclass.textmatch.names._MEMORY_WORD": ["1" * 100000 + "x", "1" * 100000 + "g"],
     "gpuclass.textmatch.names._DC_MODEL": ["gh" + "1" * 100000],
     "gpuclass.textmatch.quantity.MEMORY_TOKENS": [" 1" * 50000, " 1 g" * 30000 + "x"],
+    "gpuclass.audit.readers._LSPCI_LINE": [" " * 100000 + "x", "IOMMU Group 1 " + " " * 100000 + "x",
+                                           ("00:00.0" + " " * 10 + "\n") * 5000 + "x"],
     "gpuclass.sources.lspci.dump._IOMMU": ["IOMMU Group 1" + " " * 100000 + "x", "IOMMU group 1:" + "\t" * 100000],
     "gpuclass.sources.lspci.dump._KEY": ["A" + "a" * 100000 + "x", "A" + " a" * 50000 + "x"],
     "gpuclass.sources.lspci.dump._MM_LINE": [" " * 100000 + "00:00.0", "00:00.0" + " " * 100000 + "x"],

@@ -148,7 +148,8 @@ def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
 
 
 def _check_tar_end(tf: tarfile.TarFile, stream: IO[bytes], name: str, last: str | None) -> None:
-    """tarfile ends quietly at a header it cannot read: only zeros (or nothing) may follow."""
+    """tarfile ends quietly at a header it cannot read, and where the data ends: only the
+    zero blocks that end an archive may follow."""
     if not stream.seekable():
         return
     try:
@@ -156,10 +157,13 @@ def _check_tar_end(tf: tarfile.TarFile, stream: IO[bytes], name: str, last: str 
         rest = stream.read(2 * _TAR_BLOCK)
     except (OSError, *DECOMPRESS_ERRORS):
         return
+    where = f"after member {last!r}" if last else "at its start"
     if rest.strip(b"\0"):
-        where = f"after member {last!r}" if last else "at its start"
         raise SourceError(name, None, f"damaged tar header {where} (at byte {tf.offset}); "
                                       "the archive goes on past it")
+    if not rest:
+        raise SourceError(name, None, f"the archive ends {where} without its end-of-archive "
+                                      "blocks (truncated?)")
 
 
 def _tar_opener(tf: tarfile.TarFile, info: tarfile.TarInfo, name: str, limits: Limits,

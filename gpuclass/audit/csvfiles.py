@@ -59,7 +59,8 @@ class CsvRows:
             if line is None:
                 return
             if line.count('"') % 2 == 0:
-                yield self._row(line)
+                if line.strip():  # a blank line is no row (as the csv module's DictReader has it)
+                    yield self._row(line)
                 continue
             record, extra = line, []
             while record.count('"') % 2 and len(extra) < _MAX_SPAN_LINES and len(record) < _MAX_SPAN_CHARS:

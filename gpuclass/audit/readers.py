@@ -181,8 +181,18 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
             row += 1
             rec, err = value()
             if err is None:
-                yield row, source, rec, None
-                continue
+                c = skip_ws()
+                if c == "," and isinstance(rec, dict):
+                    pos += 1
+                    c = skip_ws()
+                    ok = c in ("{", "]", "")
+                else:
+                    ok = c in (",", "]", "")
+                if ok:
+                    yield row, source, rec, None
+                    continue
+                # the record closed early (a line lost inside it): what follows is its rest
+                err = "malformed JSON: text after the record's closing brace"
             yield row, source, None, err
             if not resync(pos):  # pos is still where the broken record starts
                 ended[0] = True
@@ -193,18 +203,25 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
     if first == "[":
         pos += 1
         yield from items()
-        if not ended[0] and skip_ws() not in ("", "]"):
-            yield row + 1, source, None, "text after the end of the server list"
+        if not ended[0] and skip_ws() != "":
+            yield row + 1, source, None, "text after the end of the feed"
         return
     if first != "{":
         yield 1, source, None, "not an auction feed: expected a JSON array or an object with a \"server\" list"
         return
     pos += 1
+    lists = 0
     while True:
         c = skip_ws()
         if c == "}" or c == "":
             if c == "":
                 yield row + 1, source, None, "feed ends before its closing brace"
+                return
+            pos += 1
+            if not lists:
+                yield row + 1, source, None, "not an auction feed: no \"server\" list"
+            elif skip_ws() != "":
+                yield row + 1, source, None, "text after the end of the feed"
             return
         if c == ",":
             pos += 1
@@ -225,6 +242,7 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
                 return
             continue
         pos += 1
+        lists += 1
         yield from items()
         if ended[0]:
             return
@@ -256,29 +274,28 @@ def sniff(head: bytes, name: str) -> str:
         return "archive"
     if head.startswith(b"PAR1") or low.endswith(".parquet"):
         return "parquet"
-    if b"\0" in head:
-        return "binary"
-    text = head.decode("utf-8", "replace")
-    if text.count("\ufffd") * 20 > len(text) + 20:
-        return "binary"
-    text = text.lstrip("\ufeff")
-    if low.endswith((".csv", ".tsv", ".csv.gz", ".csv.xz", ".csv.bz2", ".csv.zst")):
+    text = head.decode("utf-8", "replace").lstrip("\ufeff")
+    stripped = text.lstrip()
+    if low.endswith((".csv", ".tsv")):
         first = next(csv.reader([text.split("\n", 1)[0]]), [])
         return "table-csv" if is_device_header(first) else "csv"
     if low.endswith((".ndjson", ".jsonl")):
         return "ndjson"
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        return "feed"
-    if stripped.startswith("{"):
+    json_like = stripped.startswith(("{", "["))
+    if not low.endswith(".json") and _LSPCI_LINE.search(text):
+        return "lspci"   # before the first byte: a dump whose first line is damaged is a dump
+    if json_like:
+        if stripped.startswith("["):
+            return "feed"
         first_line, _, rest = stripped.partition("\n")
         try:
             json.loads(first_line)
         except ValueError:
             return "feed"  # an object over several lines: a feed document
         return "ndjson" if rest.strip() else "feed"
-    if _LSPCI_LINE.search(text):
-        return "lspci"
+    # a text input may hold a stray control byte; a binary holds many
+    if head.count(b"\0") * 200 > len(head) or text.count("\ufffd") * 20 > len(text) + 20:
+        return "binary"
     return "text"
 
 

@@ -184,7 +184,7 @@ def iter_zip(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
     try:
         zf = zipfile.ZipFile(stream)
         infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, *DECOMPRESS_ERRORS) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, *DECOMPRESS_ERRORS) as exc:
         raise SourceError(name, None, f"not a readable zip archive: {exc}") from None
     with zf:
         for info in infos:

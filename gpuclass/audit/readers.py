@@ -277,7 +277,10 @@ def sniff(head: bytes, name: str) -> str:
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     stripped = text.lstrip()
     if low.endswith((".csv", ".tsv")):
-        first = next(csv.reader([text.split("\n", 1)[0]]), [])
+        try:
+            first = next(csv.reader([text.split("\n", 1)[0]]), [])
+        except csv.Error:  # a header the csv module rejects: reading it says so
+            first = []
         return "table-csv" if is_device_header(first) else "csv"
     if low.endswith((".ndjson", ".jsonl")):
         return "ndjson"

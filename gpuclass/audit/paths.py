@@ -143,9 +143,15 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         yield from audit_lspci_dumps([(server, data)], policy=ctx.policy, source=name)
         return
     if kind == "parquet":
-        data = stream.read(_MEMBER_LIMIT * 4 + 1)
-        yield from DeviceAuditor(ctx.policy).reports(
-            iter_parquet(io.BytesIO(data), ctx.server_column), name)
+        # pyarrow reads the footer first: the file itself where it can seek, else a copy
+        source: IO[bytes] = _rewound(fh, head)
+        if not source.seekable():
+            data = source.read(_MEMBER_LIMIT + 1)
+            if len(data) > _MEMBER_LIMIT:
+                raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for a "
+                                              "Parquet member that cannot be read in place)")
+            source = io.BytesIO(data)
+        yield from DeviceAuditor(ctx.policy).reports(iter_parquet(source, ctx.server_column, name), name)
         return
     reader = Reader(stream)
     if kind == "feed":

@@ -60,24 +60,40 @@ def iter_device_csv(rows: Iterator[list[str]], header: list[str],
 
 
 
-def iter_parquet(path: Path | IO[bytes], server_column: str | None) -> Iterator[dict[str, Any]]:
+def iter_parquet(source: Path | IO[bytes], server_column: str | None,
+                 name: str | None = None) -> Iterator[dict[str, Any]]:
+    """Column chunks of a Parquet device table (a path or a seekable file object).
+
+    A file pyarrow cannot read, at its start or in a later row group, is a
+    :class:`~gpuclass.errors.SourceError` naming it (pyarrow has error types of its own).
+    """
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise InputError("reading Parquet needs pyarrow: pip install 'gpuclass[dataframes]'") from exc
+    where = name or str(getattr(source, "name", source))
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(source)
+        names = pf.schema_arrow.names
     except Exception as exc:  # pyarrow raises its own error types
-        raise SourceError(str(getattr(path, "name", path)), None, f"not a Parquet file: {exc}") from None
-    idx = device_columns(pf.schema_arrow.names, server_column)
-    names = pf.schema_arrow.names
+        raise SourceError(where, None, f"not a Parquet file: {exc}") from None
+    idx = device_columns(names, server_column)
     row = 0
-    for i, batch in enumerate(pf.iter_batches(batch_size=CHUNK_ROWS)):
-        n = batch.num_rows
-        cols: dict[str, Any] = {"row": np.arange(row + 1, row + n + 1)}
-        for f in DEVICE_FIELDS:
-            j = idx[f]
-            cols[f] = None if j is None else arrow_column(batch.column(names[j]))
+    batches = pf.iter_batches(batch_size=CHUNK_ROWS)
+    while True:
+        try:
+            batch = next(batches, None)
+            if batch is None:
+                return
+            n = batch.num_rows
+            cols: dict[str, Any] = {"row": np.arange(row + 1, row + n + 1)}
+            for f in DEVICE_FIELDS:
+                j = idx[f]
+                cols[f] = None if j is None else arrow_column(batch.column(names[j]))
+        except (InputError, SourceError):
+            raise
+        except Exception as exc:  # a damaged row group
+            raise SourceError(where, None, f"unreadable Parquet data after row {row}: {exc}") from None
         cols["error"] = None
         row += n
         yield cols

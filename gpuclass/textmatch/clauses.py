@@ -1,5 +1,5 @@
 """What the words around a name do to it, within its clause (a part of a line between
-hard breaks ``,;/|+`` and newlines; a colon does not end one).
+commas, hard breaks ``;/|+`` and newlines; a colon does not end one).
 
 - an absence aside (``not included``, ``ready for``, ``optional``, ``supports up to``
   ...) anywhere in the clause: the names in it are not part of the machine;
@@ -28,8 +28,9 @@ Span = tuple[int, int, int]
 
 
 def _clause(norm: str, lo: int, hi: int, start: int, end: int) -> tuple[int, int]:
-    a = norm.rfind("|", lo, start)
-    b = norm.find("|", end, hi)
+    a = max(norm.rfind("|", lo, start), norm.rfind(",", lo, start))
+    b1, b2 = norm.find("|", end, hi), norm.find(",", end, hi)
+    b = min(b1, b2) if b1 >= 0 and b2 >= 0 else max(b1, b2)
     return (lo if a < 0 else a), (hi if b < 0 else b)
 
 

@@ -1,14 +1,14 @@
 """Text into the token form the automaton scans, and the spellings of a name.
 
 Text is normalized byte-wise (ASCII, lower case, punctuation to spaces, line
-breaks and separators such as ``,;/|+`` to a hard break ``|`` no name can span, a
-colon to its own token ``:``), so ``Nvidia RTX™ 4000 SFF Ada Generation`` and
+breaks and separators such as ``;/|+`` to a hard break ``|`` no name can span, a
+colon and a comma to tokens of their own, which no name spans either), so ``Nvidia RTX™ 4000 SFF Ada Generation`` and
 ``RTX4000 SFF ADA`` read alike.  Brackets read as spaces: a listing breaks names with
 them (``RTX 6000 (Ada Generation)``) more often than it separates items.  A name's
 spellings (:func:`variants`) split or join its letter/digit runs.
 
 >>> normalize("Nvidia RTX™ 4000 SFF-Ada (20GB), GPU: 2x")
-' nvidia rtx 4000 sff ada 20gb | gpu : 2x '
+' nvidia rtx 4000 sff ada 20gb , gpu : 2x '
 >>> name_words("GeForce GTX 1080 Ti"), split_tokens(["rtx4000"])
 (['gtx', '1080', 'ti'], ['rtx', '4000'])
 """
@@ -35,9 +35,10 @@ def _byte_table() -> bytes:
         table[c] = c
     for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
         table[c] = c + 32
-    for c in b",;|{}/+&\n\r<>=\\":
+    for c in b";|{}/+&\n\r<>=\\":
         table[c] = _BREAK
     table[ord(":")] = ord(":")
+    table[ord(",")] = ord(",")
     table[RS] = RS
     return bytes(table)
 
@@ -61,6 +62,8 @@ def normalize_bytes(text: str) -> bytes:
         raw = raw.replace(b"|", b" | ")
     if b":" in raw:
         raw = raw.replace(b":", b" : ")
+    if b"," in raw:
+        raw = raw.replace(b",", b" , ")
     if b"  " in raw:  # one linear pass over runs of spaces
         raw = _SPACES.sub(b" ", raw)
     return b" " + raw.strip(b" ") + b" "
@@ -82,7 +85,7 @@ _UNITS = frozenset({"gb", "g", "mb", "tb"})
 def name_words(name: str) -> list[str]:
     """A name's words as the normalizer spells them, without brand words, unless the
     name is a bare number without them (``GeForce 6800 GT`` keeps ``geforce``)."""
-    words = [w for w in normalize(name).split() if w not in ("|", ":")]
+    words = [w for w in normalize(name).split() if w not in ("|", ":", ",")]
     bare = [w for w in words if w not in BRAND]
     return words if bare and bare[0][0].isdigit() else bare
 

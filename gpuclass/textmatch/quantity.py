@@ -3,8 +3,8 @@
 Listings put the count before the name (``2x``, ``2 x``, ``2 ×``, ``Dual``, ``two``,
 ``2 pcs``), often with a category label and brand words between (``2x GPU - Nvidia
 RTX 6000 Ada``), or after it (``x2``, ``(2x)``, ``2 pcs``); the count may also stand
-in its own part of the line, before or after a colon (``2 GPUs: RTX 6000 Ada``,
-``RTX 6000 Ada: 2x``).  A count is never guessed: a number counts only when it is
+in its own part of the line, before or after a colon or a comma (``2 GPUs: RTX 6000
+Ada``, ``RTX 6000 Ada, 2 pcs``), never across a line break or a hard separator.  A count is never guessed: a number counts only when it is
 marked as one (``x``, a count noun, a count word) or stands alone at the start of
 its part of the line.
 
@@ -62,7 +62,7 @@ def _is_memory(toks: list[str], i: int) -> int:
     """How many tokens at ``i`` are a memory size (``48gb``, ``48 gb``)."""
     t = toks[i]
     if t[:1].isdigit():
-        if t.rstrip("0123456789") in _UNITS:
+        if t.lstrip("0123456789") in _UNITS:
             return 1
         if t.isdigit() and i + 1 < len(toks) and toks[i + 1] in _UNITS:
             return 2
@@ -73,9 +73,17 @@ def _before(toks: list[str]) -> tuple[int, bool]:
     """The count ending ``toks`` (a part of a line, left to right): (count, only filler)."""
     i = len(toks) - 1
     noun = False
-    while i >= 0 and toks[i] in FILLER:
-        noun = noun or toks[i] in COUNT_NOUNS
-        i -= 1
+    while i >= 0:  # labels, brands and memory sizes between the count and the name
+        t = toks[i]
+        if t in FILLER:
+            noun = noun or t in COUNT_NOUNS
+            i -= 1
+        elif t in _UNITS and i > 0 and toks[i - 1].isdigit():
+            i -= 2
+        elif t[:1].isdigit() and t.lstrip("0123456789") in _UNITS:
+            i -= 1
+        else:
+            break
     if i < 0:
         return 0, True
     t = toks[i]
@@ -126,33 +134,24 @@ def _after(toks: list[str]) -> tuple[int, bool]:
     return 0, False
 
 
-def _last_break(text: str) -> int:
-    return max(text.rfind("|"), text.rfind(":"))
-
-
-def _first_break(text: str) -> int:
-    a, b = text.find("|"), text.find(":")
-    return a if b < 0 or 0 <= a < b else b
-
-
-def _split_parts(text: str) -> list[str]:
-    return text.replace(":", "|").split("|")
+def _parts(text: str) -> list[str]:
+    return text.replace(":", ",").split(",")
 
 
 def quantity(norm: str, start: int, end: int) -> int:
     """The count of the name at ``norm[start:end + 1]`` (see the module docstring); else 1."""
     lo = max(0, start - _WINDOW)
     w = norm[lo:start]
-    k = w.rfind("\x1f")   # the text's own start (str.split takes \x1f for a space)
+    k = max(w.rfind("\x1f"), w.rfind("|"))   # the text's start, or a hard break
     if k >= 0:
         w = w[k + 1:]
     elif lo > 0:
         w = w[w.find(" "):]  # cut mid-word
-    b = _last_break(w)
-    count, only_filler = _before(w[b + 1:].split())
-    if not count and only_filler and b >= 0:
+    parts = _parts(w)
+    count, only_filler = _before(parts[-1].split())
+    if not count and only_filler:
         # across parts that hold only labels, to one that holds only a count
-        for part in reversed(_split_parts(w[:b])):
+        for part in reversed(parts[:-1]):
             toks = part.split()
             if any(t not in FILLER for t in toks):
                 count = _only_count(toks)
@@ -160,15 +159,15 @@ def quantity(norm: str, start: int, end: int) -> int:
     if not count:
         hi = end + _WINDOW
         w = norm[end:hi]
-        k = w.find("\x1f")
-        if k >= 0:
-            w = w[:k]
+        cuts = [c for c in (w.find("\x1f"), w.find("|")) if c >= 0]
+        if cuts:
+            w = w[:min(cuts)]
         elif hi < len(norm):
             w = w[:w.rfind(" ") + 1]
-        b = _first_break(w)
-        count, only_filler = _after((w if b < 0 else w[:b]).split())
-        if not count and only_filler and b >= 0:
-            for part in _split_parts(w[b + 1:]):
+        parts = _parts(w)
+        count, only_filler = _after(parts[0].split())
+        if not count and only_filler:
+            for part in parts[1:]:
                 toks = part.split()
                 if any(t not in FILLER for t in toks):
                     count = _only_count(toks)

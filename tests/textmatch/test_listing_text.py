@@ -40,6 +40,10 @@ COUNTS = [
     ("2x GPU (RTX 6000 Ada Generation)", "rtx-6000-ada", 2),
     ("RTX 6000 Ada: 2x", "rtx-6000-ada", 2),
     ("2 RTX 6000 Ada", "rtx-6000-ada", 2),
+    ("2x 48GB RTX 6000 Ada", "rtx-6000-ada", 2),
+    ("Grafikkarte: 2x NVIDIA GeForce GTX 1080", "gtx-1080", 2),
+    ("GPU - 2 x Nvidia RTX 6000 Ada Generation (48 GB)", "rtx-6000-ada", 2),
+    ("RTX 6000 Ada Generation \u00d72", "rtx-6000-ada", 2),
 ]
 
 

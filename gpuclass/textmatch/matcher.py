@@ -165,11 +165,13 @@ class TextMatcher:
             auto.add_word(key, (len(key) - 1, entry))
         # Markers are plain substrings (no spaces around them, so that they never take
         # the space a name next to them needs); whole words are checked after the scan.
-        for phrase, entry in markers(self.entries).items():
+        self._markers = markers(self.entries)
+        for phrase, entry in self._markers.items():
             auto.add_word(phrase, (len(phrase) - 1, entry))
         auto.make_automaton()
         self._kind = [e.kind for e in self.entries]
         self.leftmost_longest = overlap_free(self.entries, patterns)
+        self._heads = frozenset(p.split()[0] for p in (*patterns, *self._markers))
         # Leftmost-longest scanning (fewer hits, no overlap resolution) gives the same
         # answer whenever no trap name can begin inside a supported name and run past
         # its end; otherwise every overlapping hit is resolved (see _resolve).
@@ -220,6 +222,7 @@ class TextMatcher:
         # once per batch (its mentions depend on its own words only).
         memo: dict[str, list[tuple[int, int, str]]] = {}
         get, mentions = memo.get, self._mentions
+        kinds, heads, plain = self._kind, self._heads, self.leftmost_longest
         rows: list[int] = []
         found: list[list[tuple[int, int, str]]] = []
         for r, a, b, lo, hi in zip(grec.tolist(), first.tolist(), stop.tolist(),
@@ -227,6 +230,14 @@ class TextMatcher:
             key = norm[lo:hi]
             done = get(key)
             if done is None:
+                if b - a == 1 and plain:
+                    # the common case: one plain name, nothing after it that could begin another
+                    e, (ln, ent) = hits[a]
+                    if kinds[ent] <= UNSUPPORTED_TEXT and norm[e + 1:norm.find(" ", e + 1)] not in heads:
+                        done = memo[key] = [(ent, quantity(norm, e - ln, e), norm[e - ln + 1:e])]
+                        rows.append(r)
+                        found.append(done)
+                        continue
                 done = memo[key] = mentions(norm, lo, hi, seps, r,
                                             [(e - ln, e, ent) for e, (ln, ent) in hits[a:b]])
             if done:
@@ -248,7 +259,14 @@ class TextMatcher:
         """(entry, count, words) of the names one text's hits stand for."""
         kinds = self._kind
         if self.leftmost_longest:
-            spans = self._adjacent(norm, lo, hi)
+            # one scan shares no character between hits: where the word after a name may
+            # begin another name, the text is scanned again name by name
+            heads = self._heads
+            for s in spans:
+                e = s[1]
+                if kinds[s[2]] < ABSENT_MARK and norm[e + 1:norm.find(" ", e + 1)] in heads:
+                    spans = self._adjacent(norm, lo, hi)
+                    break
         if len(spans) == 1:
             if kinds[spans[0][2]] >= ABSENT_MARK:
                 return []

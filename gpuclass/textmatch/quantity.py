@@ -40,6 +40,7 @@ FILLER = frozenset(BRAND | COUNT_NOUNS | {
     "zotac", "evga", "palit", "gainward", "inno3d", "leadtek", "galax", "kfa2", "hp", "dell",
     "lenovo", "fujitsu", "supermicro", "elsa", "manli", "colorful"})
 _UNITS = frozenset({"gb", "g", "mb", "tb"})
+_DIGITS = "0123456789"
 _WINDOW = 128  # characters looked at on either side of a name
 
 
@@ -58,17 +59,6 @@ def _times(tok: str) -> int:
     return 0
 
 
-def _is_memory(toks: list[str], i: int) -> int:
-    """How many tokens at ``i`` are a memory size (``48gb``, ``48 gb``)."""
-    t = toks[i]
-    if t[:1].isdigit():
-        if t.lstrip("0123456789") in _UNITS:
-            return 1
-        if t.isdigit() and i + 1 < len(toks) and toks[i + 1] in _UNITS:
-            return 2
-    return 0
-
-
 def _before(toks: list[str]) -> tuple[int, bool]:
     """The count ending ``toks`` (a part of a line, left to right): (count, only filler)."""
     i = len(toks) - 1
@@ -80,7 +70,7 @@ def _before(toks: list[str]) -> tuple[int, bool]:
             i -= 1
         elif t in _UNITS and i > 0 and toks[i - 1].isdigit():
             i -= 2
-        elif t[:1].isdigit() and t.lstrip("0123456789") in _UNITS:
+        elif t[:1].isdigit() and t.lstrip(_DIGITS) in _UNITS:
             i -= 1
         else:
             break
@@ -113,11 +103,16 @@ def _only_count(toks: list[str]) -> int:
 def _after(toks: list[str]) -> tuple[int, bool]:
     """The count starting ``toks`` (after a name, up to the end of its part): (count, only filler)."""
     i, n = 0, len(toks)
-    while i < n:
-        skip = _is_memory(toks, i) or (1 if toks[i] in FILLER else 0)
-        if not skip:
+    while i < n:  # labels, brands and memory sizes (48gb, 48 gb) before the count
+        t = toks[i]
+        if t in FILLER:
+            i += 1
+        elif t[0].isdigit() and t.lstrip(_DIGITS) in _UNITS:
+            i += 1
+        elif t.isdigit() and i + 1 < n and toks[i + 1] in _UNITS:
+            i += 2
+        else:
             break
-        i += skip
     if i == n:
         return 0, True
     t = toks[i]
@@ -140,14 +135,14 @@ def _parts(text: str) -> list[str]:
 
 def quantity(norm: str, start: int, end: int) -> int:
     """The count of the name at ``norm[start:end + 1]`` (see the module docstring); else 1."""
-    lo = max(0, start - _WINDOW)
+    lo = start - _WINDOW if start > _WINDOW else 0
     w = norm[lo:start]
     k = max(w.rfind("\x1f"), w.rfind("|"))   # the text's start, or a hard break
     if k >= 0:
         w = w[k + 1:]
     elif lo > 0:
         w = w[w.find(" "):]  # cut mid-word
-    parts = _parts(w)
+    parts = _parts(w) if ("," in w or ":" in w) else [w]
     count, only_filler = _before(parts[-1].split())
     if not count and only_filler:
         # across parts that hold only labels, to one that holds only a count
@@ -159,12 +154,14 @@ def quantity(norm: str, start: int, end: int) -> int:
     if not count:
         hi = end + _WINDOW
         w = norm[end:hi]
-        cuts = [c for c in (w.find("\x1f"), w.find("|")) if c >= 0]
-        if cuts:
-            w = w[:min(cuts)]
+        a, b = w.find("\x1f"), w.find("|")
+        if a >= 0 or b >= 0:
+            w = w[:min(a, b) if a >= 0 and b >= 0 else max(a, b)]
         elif hi < len(norm):
             w = w[:w.rfind(" ") + 1]
-        parts = _parts(w)
+        if not w.strip():
+            return 1  # nothing after the name: most names stand alone at the end
+        parts = _parts(w) if ("," in w or ":" in w) else [w]
         count, only_filler = _after(parts[0].split())
         if not count and only_filler:
             for part in parts[1:]:

@@ -102,7 +102,7 @@ class _Context:
 
 
 def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
-                    member: Member | None, total: list[int], depth: int) -> Iterator[ServerReport]:
+                    member: Member | None, total: list[int], in_archive: bool) -> Iterator[ServerReport]:
     """Reports of one stream (a file, or a member of a collection)."""
     head = _head(fh)
     comp = compression_of(head)
@@ -113,11 +113,11 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         inner = _less_suffix(inner)
     found = sniff(head, inner)
     stream: IO[bytes] = io.BufferedReader(_Prefixed(head, fh), buffer_size=1 << 20)
-    if found == "archive" and (kind in (None, "archive") or depth == 0 and kind == "lspci-dir"):
-        if depth > 0:
+    if found == "archive" and (kind in (None, "archive") or member is None and kind == "lspci-dir"):
+        if in_archive:
             ctx.skip(name, "an archive inside a collection (not read)")
             return
-        yield from _collection(ctx, _archive_members(fh, head, name, ctx.limits, total), name, depth)
+        yield from _collection(ctx, _archive_members(fh, head, name, ctx.limits, total), name, total)
         return
     if kind is None:
         kind = found
@@ -125,7 +125,7 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         if comp is not None:
             while stream.read(1 << 20):  # damaged compressed data looks binary: read it to say so
                 pass
-        if depth == 0:
+        if member is None:  # named by the user: it had better be an input
             raise SourceError(name, None, "binary data, not an audit input")
         ctx.skip(name, "a binary file, not an audit input" if kind == "binary" else
                  "an archive inside a collection (not read)")
@@ -216,7 +216,7 @@ def _archive_members(fh: IO[bytes], head: bytes, name: str, limits: Limits,
     return iter_tar(stream, name, limits, total)
 
 
-def _collection(ctx: _Context, members: Iterator[Member], name: str, depth: int,
+def _collection(ctx: _Context, members: Iterator[Member], name: str, total: list[int] | None,
                 sep: str = ":") -> Iterator[ServerReport]:
     for m in members:
         full = f"{name}{sep}{m.name}"
@@ -233,7 +233,10 @@ def _collection(ctx: _Context, members: Iterator[Member], name: str, depth: int,
         if ctx.progress is not None and not isinstance(fh, Bounded):
             fh = Counted(fh, ctx.progress)  # a directory's files: their bytes are the progress
         with _closing(fh):
-            yield from _stream_reports(ctx, fh, full, None, m, [0], depth + 1)
+            # an archive's members count towards its expansion; a directory's archives are
+            # read (one level), an archive's archives are not
+            inside = total is not None
+            yield from _stream_reports(ctx, fh, full, None, m, total if inside else [0], inside)
 
 
 class _closing:
@@ -253,14 +256,14 @@ def _path_reports(ctx: _Context, path: str, kind: str) -> Iterator[ServerReport]
     if os.path.isdir(path):
         if kind not in ("auto", "lspci-dir", "archive"):
             raise InputError(f"{path}: a directory cannot be read as {kind}")
-        yield from _collection(ctx, iter_dir(path, ctx.limits), path.rstrip("/") or "/", 0, sep="/")
+        yield from _collection(ctx, iter_dir(path, ctx.limits), path.rstrip("/") or "/", None, sep="/")
         return
     fh: IO[bytes] = open_input(path, "audit input")
     if ctx.progress is not None:
         fh = Counted(fh, ctx.progress)
     with _closing(fh):
         forced = None if kind in ("auto", "lspci-dir") else kind
-        yield from _stream_reports(ctx, fh, "<stdin>" if path == "-" else path, forced, None, [0], 0)
+        yield from _stream_reports(ctx, fh, "<stdin>" if path == "-" else path, forced, None, [0], False)
 
 
 class AuditRun:

@@ -391,3 +391,24 @@ def test_every_error_is_typed(tmp_path):
     p.write_bytes(b"\x1f\x8b" + os.urandom(64))
     with pytest.raises(GpuclassError):
         list(audit_paths([p]))
+
+
+def test_a_directory_of_archives_and_an_archive_inside_an_archive(tmp_path):
+    d = tmp_path / "collected"
+    d.mkdir()
+    tar_of(d / "dc1.tar.gz", DUMPS[:3], mode="w:gz")
+    (d / "gex44-9.txt").write_text(LSPCI["gex44-1"])
+    got = servers(audit_paths([d]))
+    assert len(got) == 4 and got["gex44-9"] == 4
+    outer = tar_of(tmp_path / "outer.tar", [("dc1.tar.gz", (d / "dc1.tar.gz").read_bytes())])
+    run_ = audit_paths([outer])
+    assert list(run_) == [] and "an archive inside a collection" in run_.skipped[0]["reason"]
+
+
+def test_editions_of_equal_slices_are_capable_and_flagged():
+    from gpuclass.audit import audit_records
+
+    [r] = audit_records([{"id": 1, "description": ["Intel Xeon", "2x NVIDIA RTX PRO 6000 Blackwell 96GB"],
+                          "specials": ["GPU"]}])
+    assert r.gpu_capable and r.slices == 8 and r.supported_cards == 2
+    assert "does not say which edition" in r.problems[0] and "Server Edition" in r.problems[0]

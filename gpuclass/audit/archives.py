@@ -61,7 +61,7 @@ def server_name(member: str) -> str:
     return name
 
 
-def iter_dir(root: str, limits: Limits) -> Iterator[Member]:
+def iter_dir(root: str) -> Iterator[Member]:
     """The regular files under ``root`` in name order (symlinked folders are not entered)."""
     real_root = os.path.realpath(root)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):

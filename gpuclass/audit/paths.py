@@ -121,6 +121,8 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         return
     if kind is None:
         kind = found
+    elif kind == "archive":
+        raise SourceError(name, None, "not a tar or zip archive")
     if kind in ("binary", "archive"):
         if comp is not None:
             while stream.read(1 << 20):  # damaged compressed data looks binary: read it to say so
@@ -210,8 +212,13 @@ def _archive_members(fh: IO[bytes], head: bytes, name: str, limits: Limits,
     kind = archive_kind(head)
     stream = _rewound(fh, head)
     if kind == "zip":
-        if not stream.seekable():
-            stream = io.BytesIO(stream.read(limits.max_expanded + 1))
+        if not stream.seekable():  # a zip is read from its end: standard input is copied first
+            cap = min(limits.max_expanded, _MEMBER_LIMIT * 4)
+            data = stream.read(cap + 1)
+            if len(data) > cap:
+                raise SourceError(name, None, f"a zip archive larger than {cap} bytes on a stream "
+                                              "(give it as a file)")
+            stream = io.BytesIO(data)
         return iter_zip(stream, name, limits, total)
     return iter_tar(stream, name, limits, total)
 
@@ -256,7 +263,7 @@ def _path_reports(ctx: _Context, path: str, kind: str) -> Iterator[ServerReport]
     if os.path.isdir(path):
         if kind not in ("auto", "lspci-dir", "archive"):
             raise InputError(f"{path}: a directory cannot be read as {kind}")
-        yield from _collection(ctx, iter_dir(path, ctx.limits), path.rstrip("/") or "/", None, sep="/")
+        yield from _collection(ctx, iter_dir(path), path.rstrip("/") or "/", None, sep="/")
         return
     fh: IO[bytes] = open_input(path, "audit input")
     if ctx.progress is not None:

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from .audit.columnar import audit_table, result_columns
-from .audit.readers import DEVICE_FIELDS, device_columns
+from .audit.readers import DEVICE_FIELDS
+from .audit.tables import device_columns
 from .errors import InputError
 from .policy import compile_policy
 

@@ -31,7 +31,8 @@ from .._native import audit_columns, cell_text, core, problem_text
 from ..errors import InputError
 from ..pcinames import unsupported_label
 from ..policy import compile_policy
-from .readers import DEVICE_FIELDS, device_columns
+from .readers import DEVICE_FIELDS
+from .tables import device_columns
 from .report import ServerReport, card_entries, finish, unsupported_entries
 
 __all__ = ["AuditTable", "audit_table", "result_columns", "Runs", "audit_batches", "group_runs",

@@ -1,9 +1,12 @@
 """Listings: auction-like records with free text, one report per record.
 
 Cards come from the description (the information lines count only when it names
-none); a ``GPU`` special with no recognisable card is a problem.  Text is matched
-by :mod:`gpuclass.textmatch`; cards are counted through the compiled rollup, like
-every auditor's.
+none: a listing often repeats the card there, and that is one card, not two); a
+record without a description, a ``GPU`` special with no recognisable card, a name
+that does not say which card, and an id seen before in the same source are
+problems.  A name that fits several allowlisted editions of equal slices counts,
+with a problem naming the editions.  Text is matched by :mod:`gpuclass.textmatch`;
+cards are counted through the compiled rollup, like every auditor's.
 
 >>> feed = [{"id": 1, "description": ["Intel Core i7-6700", "GPU - Nvidia GeForce GTX 1080"],
 ...          "specials": ["GPU"]},
@@ -22,7 +25,7 @@ import numpy as np
 
 from ..classify import summarize
 from ..constants import SUPPORTED
-from ..textmatch.matcher import AMBIGUOUS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
+from ..textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
 from .report import PASSTHROUGH, ServerReport, card_entries, finish, unsupported_entries
 
 __all__ = ["TextAuditor", "audit_records", "audit_texts"]
@@ -59,6 +62,8 @@ class TextAuditor:
         self.matcher = matcher
         self.compiled = matcher.compiled
         self.slices = np.array([c["slices"] for c in self.compiled.cards], dtype=np.uint16)
+        self._ids: dict[str, int] = {}   # server id -> first row, within the current source
+        self._source: str | None = None
 
     def reports(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ServerReport]:
         """``items``: ``(row, source, record, error)``; a non-None error flags the row."""
@@ -88,7 +93,11 @@ class TextAuditor:
                     problems.append("record has no id")
                 else:
                     r.server = str(sid)
+                    self._check_id(r)
+                known = len(problems)
                 desc = _lines(rec.get("description"), "description", problems)
+                if len(problems) == known and not any(line.strip() for line in desc):
+                    problems.append("record has no description")
                 info = _lines(rec.get("information"), "information", problems)
                 specials = _lines(rec.get("specials"), "specials", problems)
                 gpu_special = any(s.strip().lower() == "gpu" for s in specials)
@@ -113,11 +122,18 @@ class TextAuditor:
         self._fill(reports, matches, all_hits, [p[4] for p in prepared])
         return [finish(r) for r in reports]
 
+    def _check_id(self, r: ServerReport) -> None:
+        if r.source != self._source:
+            self._source, self._ids = r.source, {}
+        first = self._ids.setdefault(r.server, r.row)
+        if first != r.row:
+            r.problems.append(f"duplicate server id {r.server!r} (first at row {first})")
+
     def _fill(self, reports: list[ServerReport], matches: Any, hits: list[list[int]],
               specials: list[bool]) -> None:
         """Cards through the rollup (one row per card named), the rest from the mentions."""
         kinds = matches.kind
-        rows = [(i, j) for i, hs in enumerate(hits) for j in hs if kinds[j] == SUPPORTED_TEXT]
+        rows = [(i, j) for i, hs in enumerate(hits) for j in hs if matches.card[j] >= 0]
         group = np.array([i for i, _ in rows], dtype=np.int64)
         card = matches.card[[j for _, j in rows]].astype(np.int16)
         count = matches.count[[j for _, j in rows]].astype(np.int64)
@@ -131,10 +147,13 @@ class TextAuditor:
             for j in hs:
                 kind = int(kinds[j])
                 m = matches.mention(j)
-                if kind == SUPPORTED_TEXT:
+                if kind in (SUPPORTED_TEXT, EDITIONS_TEXT):
                     seen = evidence.setdefault(int(matches.card[j]), [])
                     if m.text not in seen:
                         seen.append(m.text)
+                    if kind == EDITIONS_TEXT:
+                        r.problems.append(f"{m.text!r} does not say which edition: {m.name}; "
+                                          f"counted as {self.compiled.cards[int(matches.card[j])]['name']}")
                 elif kind == UNSUPPORTED_TEXT:
                     label = m.name + (f" ({m.device_id})" if m.device_id else "")
                     unsupported[label] = unsupported.get(label, 0) + m.count

@@ -25,12 +25,14 @@ OUTPUT_FORMATS = ("table", "json", "ndjson", "csv")
 
 
 def write_reports(reports: Iterable[ServerReport], fmt: str = "table",
-                  out: IO[str] | None = None) -> AuditSummary:
+                  out: IO[str] | None = None, *, summary_line: bool = False) -> AuditSummary:
     """Write reports as they come (``fmt`` one of ``OUTPUT_FORMATS``); return the totals.
 
-    ``json`` writes ``{"reports": [...], "summary": {...}}``; ``ndjson`` one
-    report per line and a last ``{"summary": ...}`` line; ``csv`` the
-    ``CSV_COLUMNS`` (no summary); ``table`` aligned columns and the totals.
+    ``json`` writes ``{"reports": [...], "summary": {...}}``; ``ndjson`` one report
+    per line and nothing else (``summary_line`` adds a last ``{"summary": ...}``
+    line); ``csv`` the ``CSV_COLUMNS`` (no summary); ``table`` aligned columns and
+    the totals.  Inputs that ``reports`` skipped (its ``skipped`` list, as
+    :func:`~gpuclass.audit.audit_paths` gives it) go into the summary.
     """
     if fmt not in OUTPUT_FORMATS:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(OUTPUT_FORMATS)}")
@@ -43,18 +45,22 @@ def write_reports(reports: Iterable[ServerReport], fmt: str = "table",
             summary.add(r)
             out.write(sep + json.dumps(r.to_dict(), ensure_ascii=False))
             sep = ",\n  "
-        out.write('\n], "summary": ' + json.dumps(summary.to_dict()) + "}\n")
+        _skipped(summary, reports)
+        out.write('\n], "summary": ' + json.dumps(summary.to_dict(), ensure_ascii=False) + "}\n")
     elif fmt == "ndjson":
         for r in reports:
             summary.add(r)
             out.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
-        out.write(json.dumps({"summary": summary.to_dict()}) + "\n")
+        _skipped(summary, reports)
+        if summary_line:
+            out.write(json.dumps({"summary": summary.to_dict()}, ensure_ascii=False) + "\n")
     elif fmt == "csv":
         w = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
         w.writeheader()
         for r in reports:
             summary.add(r)
             w.writerow(r.to_flat())
+        _skipped(summary, reports)
     else:
         out.write(f"{'ROW':>7}  {'SERVER':<20} {'GPU':<3}  {'SLICES':>6}  REASON\n")
         for r in reports:
@@ -64,12 +70,13 @@ def write_reports(reports: Iterable[ServerReport], fmt: str = "table",
                                not r.reason.startswith("flagged") else "")
             out.write(f"{r.row:>7}  {_cut(r.server or '-', 20):<20} {'yes' if r.gpu_capable else 'no':<3}"
                       f"  {r.slices:>6}  {text}{flag}\n")
-        s = summary.to_dict()
-        cards = ", ".join(f"{k} {v}" for k, v in s["cards"].items()) or "none"
-        out.write(f"\n{s['servers']} servers from {s['input_rows']} input rows: {s['gpu_capable']} GPU-capable, "
-                  f"{s['supported_cards']} supported cards ({cards}), {s['slices']} slices; "
-                  f"{s['servers_with_unsupported']} with unsupported GPUs; {s['flagged']} flagged\n")
+        _skipped(summary, reports)
+        out.write("\n" + summary.line() + "\n")
     return summary
+
+
+def _skipped(summary: AuditSummary, reports: Iterable[ServerReport]) -> None:
+    summary.skipped = list(getattr(reports, "skipped", ()))
 
 
 def _cut(text: str, width: int) -> str:

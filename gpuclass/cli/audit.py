@@ -2,50 +2,98 @@
 
 Exit codes: 0 when every row read cleanly, 1 when some report carries a
 problem (a malformed row, a ``GPU`` special without a recognisable card, an
-ambiguous card name), 2 for bad arguments, 3 when an input cannot be read.
+ambiguous card name) or an input was skipped, 2 for bad arguments (and a CSV
+that is not comma-separated or has no text column, refused before any output),
+3 when an input cannot be read (a missing file, a damaged archive, an input that
+expands past the limits).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 
 NAME = "audit"
 HELP = "classify whole inventories, one report per server"
-DESCRIPTION = ("Audit server inventories: auction feeds, NDJSON, CSV, lspci dumps (directory or "
-               "archive), device tables (CSV or Parquet).")
+DESCRIPTION = ("Audit server inventories: auction feeds (an object with a server list, or a bare "
+               "array), NDJSON, CSV, lspci dumps, device tables (CSV or Parquet); each plain or "
+               "compressed (gzip, xz, bzip2, zstd), alone or in a directory or archive (tar, zip).")
 EXAMPLES = """examples:
   gpuclass audit auction.json                      the server auction's feed
-  gpuclass audit listings.ndjson --format csv      one record per line
-  gpuclass audit dumps.tar.gz --format json        per-server lspci -nnmm dumps
+  gpuclass audit snapshots/ --latest               hourly sb-*.json.gz: the latest record per server
+  gpuclass audit listings.ndjson --format ndjson   one object per server (summary on stderr)
+  gpuclass audit dumps.tar.gz --format json        per-server lspci dumps (host1/lspci.txt: host1)
   gpuclass audit ids.parquet                       server, vendor, device, subvendor, subdevice, class
   gpuclass audit listings.csv --text-column title  a text column of your own
 """
 OPTIONS = ("policy",)
+_SKIPPED_SHOWN = 20
+
+
+def _size(text: str) -> int:
+    m = re.fullmatch(r"\s*([0-9]+)\s*([KMGT]i?B?|B)?\s*", text, re.IGNORECASE)
+    if m is None:
+        import argparse
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (bytes, or 512M, 8G ...)")
+    scale = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    return int(m.group(1)) * scale[(m.group(2) or "").upper()[:1] or ""]
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 1:
+        import argparse
+        raise argparse.ArgumentTypeError(f"not a ratio above 1: {text!r}")
+    return value
 
 
 def arguments(p) -> None:
-    from ..audit import KINDS, OUTPUT_FORMATS
+    from ..audit import KINDS, OUTPUT_FORMATS, Limits
 
-    p.add_argument("files", nargs="+", metavar="FILE", help="inputs, read in order")
+    default = Limits()
+    p.add_argument("files", nargs="+", metavar="FILE", help="inputs, read in order ('-': standard input)")
     p.add_argument("--format", choices=OUTPUT_FORMATS, default="table",
                    help="output format (default: table)")
     p.add_argument("--kind", choices=("auto", *KINDS), default="auto",
-                   help="input kind for every FILE (default: detect from name and content)")
+                   help="input kind for every FILE (default: told by each input's content)")
     p.add_argument("--text-column", default=None, metavar="NAME",
                    help="CSV column with the card text (default: description or text)")
     p.add_argument("--server-column", default=None, metavar="NAME",
                    help="column naming the server (default: server, id, host, hostname or node)")
+    p.add_argument("--latest", action="store_true",
+                   help="keep only the latest record per server id (a history of feed snapshots)")
+    p.add_argument("--ndjson-summary", action="store_true",
+                   help="with --format ndjson, end the output with a {\"summary\": ...} line "
+                        "(default: the summary goes to stderr)")
+    p.add_argument("--max-expanded", type=_size, default=default.max_expanded, metavar="SIZE",
+                   help="most bytes one compressed input or archive may expand to "
+                        "(default: 8G; 512M, 2G ...)")
+    p.add_argument("--max-ratio", type=_ratio, default=default.max_ratio, metavar="N",
+                   help=f"most times a compressed input may expand (default: {default.max_ratio:g})")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
-                   help="progress bar on stderr (auto: only when stderr is a terminal)")
+                   help="progress bar on stderr (auto: only when stderr is a terminal; it is never "
+                        "drawn on anything else)")
 
 
 def run(args) -> int:
-    from ..audit import audit_paths, write_reports
+    from ..audit import Limits, audit_paths, write_reports
 
     progress = {"always": True, "never": False}.get(args.progress, sys.stderr.isatty())
     reports = audit_paths(args.files, kind=args.kind, policy=args.policy,
                           text_column=args.text_column, server_column=args.server_column,
-                          progress=progress)
-    summary = write_reports(reports, args.format, sys.stdout)
+                          progress=progress, latest=args.latest,
+                          limits=Limits(max_expanded=args.max_expanded, max_ratio=args.max_ratio))
+    summary = write_reports(reports, args.format, sys.stdout,
+                            summary_line=args.format == "ndjson" and args.ndjson_summary)
     sys.stdout.flush()
-    return 1 if summary.flagged else 0
+    for item in summary.skipped[:_SKIPPED_SHOWN]:
+        sys.stderr.write(f"gpuclass audit: skipped {item['input']}: {item['reason']}\n")
+    if len(summary.skipped) > _SKIPPED_SHOWN:
+        sys.stderr.write(f"gpuclass audit: ... and {len(summary.skipped) - _SKIPPED_SHOWN} more skipped "
+                         "(all in the summary of --format json)\n")
+    if args.format == "ndjson" and not args.ndjson_summary:
+        sys.stderr.write(f"gpuclass audit: {summary.line()}\n")
+    return 1 if summary.flagged or summary.skipped else 0

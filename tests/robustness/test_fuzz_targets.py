@@ -48,7 +48,8 @@ def test_every_target_has_seeds():
 
 def test_registry_covers_every_parser():
     expected = {"pciids", "pciids_compressed", "cache", "sysfs_values", "sysfs_tree", "lspci",
-                "modalias", "cpuinfo", "policy", "pod", "node", "quantity", "match", "keyindex", "audit"}
+                "modalias", "cpuinfo", "policy", "pod", "node", "quantity", "match", "keyindex", "audit",
+                "audit_archive", "textmatch"}
     assert expected <= set(fuzz_targets.TARGETS)
 
 

@@ -321,8 +321,18 @@ REVIEWED = {
     "gpuclass.textmatch.names._MEMORY_WORD": ["1" * 100000 + "x", "1" * 100000 + "g"],
     "gpuclass.textmatch.names._DC_MODEL": ["gh" + "1" * 100000],
     "gpuclass.textmatch.quantity.MEMORY_TOKENS": [" 1" * 50000, " 1 g" * 30000 + "x"],
-    "gpuclass.textmatch.quantity._QTY_BEFORE": ["1" * 100000 + "x"],
-    "gpuclass.textmatch.quantity._QTY_AFTER": ["x" + "1" * 100000],
+    "gpuclass.audit.readers._LSPCI_LINE": [" " * 100000 + "x", "IOMMU Group 1 " + " " * 100000 + "x",
+                                           ("00:00.0" + " " * 10 + "\n") * 5000 + "x"],
+    "gpuclass.sources.lspci.dump._IOMMU": ["IOMMU Group 1" + " " * 100000 + "x", "IOMMU group 1:" + "\t" * 100000],
+    "gpuclass.sources.lspci.dump._KEY": ["A" + "a" * 100000 + "x", "A" + " a" * 50000 + "x"],
+    "gpuclass.sources.lspci.dump._MM_LINE": [" " * 100000 + "00:00.0", "00:00.0" + " " * 100000 + "x"],
+    "gpuclass.sources.lspci.dump._N_LINE": ["0" * 100000],
+    "gpuclass.sources.lspci.mm._FIELD_ID": ["[" * 100000 + "x", "[1234" * 20000 + "x"],
+    "gpuclass.sources.lspci.mm._QUOTED": ['"' + "x" * 100000, '"' * 100000],
+    "gpuclass.sources.lspci.n._CLASS": ["00:00.0 " + "[" * 100000, "00:00.0 " + "x [1234]" * 12000 + "x"],
+    "gpuclass.sources.lspci.n._PAIR": ["1234:" * 20000 + "x", "a" * 100000],
+    "gpuclass.sources.lspci.n._SRIOV_COUNTS": ["Total VFs: 1" * 10000 + "x"],
+    "gpuclass.sources.lspci.n._SRIOV_OFFSET": ["VF offset: 1" * 10000 + "x"],
 }
 # patterns of modules not reviewed yet (none today)
 _PENDING_PREFIXES: tuple[str, ...] = ()

@@ -67,7 +67,7 @@ def test_bad_lines_are_flagged_in_place():
     t = parse_lspci_mm("\n".join(lines) + "\n\n")
     assert len(t) == 7
     assert t.invalid_mask().tolist() == [False, False, True, False, True, False, False]
-    assert "no numeric IDs" in t.problems[2] and ":3:" in t.problems[2]
+    assert "no numeric class, vendor, device ID" in t.problems[2] and ":3:" in t.problems[2]
     assert t.addresses()[2] == "0000:00:14.0"  # the address still reads
     assert t.addresses()[4] == "-" and ":5:" in t.problems[4]
     assert not t.gpu_mask()[2]
@@ -115,7 +115,7 @@ def test_nn_plain():
 
 def test_plain_lspci_without_numbers_is_flagged():
     t = parse_lspci("01:00.0 VGA compatible controller: NVIDIA Corporation Device 2bb1 (rev a1)\n")
-    assert t.invalid_mask().all() and "no numeric IDs" in t.problems[0]
+    assert t.invalid_mask().all() and "no numeric class code and no vendor:device IDs" in t.problems[0]
     assert t.addresses() == ["0000:01:00.0"]
 
 

@@ -56,6 +56,7 @@ def audit_rows(tables, columns, n_cards):
     o.counts.item = c_nc * sizeof(int32_t)
     o.problems.item = 2 * sizeof(int64_t)
     o.unsupported.item = 2 * sizeof(int64_t)
+    o.nameless.item = sizeof(uint8_t)
     cdef int rc = 0
     cdef int64_t bad = -1
     with nogil:
@@ -66,12 +67,14 @@ def audit_rows(tables, columns, n_cards):
     counts = vec_array(&o.counts, np.int32, c_nc)
     problems = vec_array(&o.problems, np.int64, 2)
     unsupported = vec_array(&o.unsupported, np.int64, 2)
+    nameless = vec_array(&o.nameless, np.bool_, None)
     if rc == -1:
         raise MemoryError("audit_rows: no memory for the runs")
     if rc == -2:
         raise _AU.overflow_error(bad)
     return _AU.AuditRuns(np.append(starts, n), totals, counts, problems[:, 0].copy(),
-                         problems[:, 1].copy(), unsupported[:, 0].copy(), unsupported[:, 1].copy())
+                         problems[:, 1].copy(), unsupported[:, 0].copy(), unsupported[:, 1].copy(),
+                         nameless)
 
 
 def merge_runs(group, totals, counts, n_groups):
@@ -108,3 +111,38 @@ def key_hashes(column, seed):
     with nogil:
         gpuclass_key_hashes(&col, n, s, p)
     return out
+
+
+cdef class KeySet:
+    """Key hashes seen so far, each with the position of the first key that had it.
+
+    ``add(hashes, base)`` inserts the hashes of keys at positions ``base, base + 1, ...``
+    and returns ``(found, prior)``: the indices into ``hashes`` of the hashes already
+    present, and the earlier position of each.  Equal hashes are not proof of equal
+    keys: callers compare the keys.
+    """
+    cdef KeySetC k
+
+    def __cinit__(self):
+        memset(&self.k, 0, sizeof(KeySetC))
+
+    def __dealloc__(self):
+        free(self.k.hash)
+        free(self.k.pos)
+
+    def __len__(self):
+        return self.k.n
+
+    def add(self, hashes, base):
+        h, n_, b_ = _AU.prepare_keyset_args(hashes, base)
+        found = np.empty(n_, dtype=np.int64)
+        prior = np.empty(n_, dtype=np.int64)
+        cdef int64_t n = n_, b = b_, m
+        cdef const uint64_t* p_h = <const uint64_t*> data_or_null(h)
+        cdef int64_t* p_f = <int64_t*> data_or_null(found)
+        cdef int64_t* p_p = <int64_t*> data_or_null(prior)
+        with nogil:
+            m = gpuclass_keyset_add(&self.k, p_h, n, b, p_f, p_p)
+        if m < 0:
+            raise MemoryError("KeySet: no memory for more keys")
+        return found[:m].copy(), prior[:m].copy()

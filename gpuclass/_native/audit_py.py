@@ -23,11 +23,11 @@ from .contract import audit as _AU
 from .contract import match as _MS
 from .match_py import match_devices, rollup
 
-__all__ = ["audit_rows", "merge_runs", "key_hashes"]
+__all__ = ["audit_rows", "merge_runs", "key_hashes", "KeySet"]
 
 
 def _same_server(c: _AU.Column, i: int, j: int) -> bool:
-    if _AU.cell_text(c, i) is None or _AU.cell_text(c, j) is None:
+    if _AU.nameless(c, i) or _AU.nameless(c, j):
         return False
     if c.kind == _AU.INT:
         return int(c.ints[i]) == int(c.ints[j])
@@ -73,7 +73,8 @@ def audit_rows(tables, columns, n_cards):
     unsupported = np.flatnonzero(status == C.UNSUPPORTED).astype(np.int64)
     return _AU.AuditRuns(np.array(starts + [n], dtype=np.int64), totals, counts,
                          np.array(problem_rows, dtype=np.int64), np.array(problem_codes, dtype=np.int64),
-                         unsupported, (ids[0, unsupported].astype(np.int64) << 16) | ids[1, unsupported])
+                         unsupported, (ids[0, unsupported].astype(np.int64) << 16) | ids[1, unsupported],
+                         np.array([_AU.nameless(cols[0], i) for i in starts], dtype=bool))
 
 
 def merge_runs(group, totals, counts, n_groups):
@@ -116,3 +117,23 @@ def key_hashes(column, seed):
             h = _AU.mix64(h ^ int.from_bytes(b[k:k + 8], "little"))
         out[i] = h
     return out
+
+
+class KeySet:
+    """Key hashes seen so far, each with the first position (see the compiled core)."""
+
+    def __init__(self) -> None:
+        self._first: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._first)
+
+    def add(self, hashes, base):
+        h, n, base = _AU.prepare_keyset_args(hashes, base)
+        found, prior = [], []
+        for i, value in enumerate(h.tolist()):
+            p = self._first.setdefault(value, base + i)
+            if p != base + i:
+                found.append(i)
+                prior.append(p)
+        return np.array(found, dtype=np.int64), np.array(prior, dtype=np.int64)

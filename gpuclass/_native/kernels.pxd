@@ -162,8 +162,16 @@ cdef extern from "gpuclass_audit.h":
         AuditVec counts
         AuditVec problems
         AuditVec unsupported
+        AuditVec nameless
     int gpuclass_audit(const MatchCtx* t, int sub_rules, const AuditCol* cols, int64_t n,
                        int n_cards, AuditOut* o, int64_t* bad) noexcept nogil
+    ctypedef struct KeySetC "gpuclass_keyset":
+        uint64_t* hash
+        int64_t* pos
+        int64_t cap
+        int64_t n
+    int64_t gpuclass_keyset_add(KeySetC* k, const uint64_t* h, int64_t n, int64_t base, int64_t* found,
+                                int64_t* prior) noexcept nogil
     void gpuclass_key_hashes(const AuditCol* c, int64_t n, uint64_t seed, uint64_t* out) noexcept nogil
     int64_t gpuclass_merge_runs(int64_t n_runs, const int64_t* group, const int32_t* totals,
                                 const int32_t* counts, int n_cards, int64_t n_groups, int32_t* out,

@@ -32,11 +32,11 @@ from ..errors import InputError
 from ..pcinames import unsupported_label
 from ..policy import compile_policy
 from .readers import DEVICE_FIELDS
-from .tables import device_columns
 from .report import ServerReport, card_entries, finish, unsupported_entries
+from .tables import device_columns
 
 __all__ = ["AuditTable", "audit_table", "result_columns", "Runs", "audit_batches", "group_runs",
-           "build_result", "field_columns"]
+           "build_result", "field_columns", "unsupported_text"]
 
 # the ID columns in the order the core takes them
 _ID_FIELDS = ("vendor", "device", "class", "subvendor", "subdevice")
@@ -92,6 +92,7 @@ def audit_batches(batches: Any, fields: dict[str, str | None], compiled: Any, fi
     cross batches; :func:`group_runs` joins them).  ``first_row``: the row number of the
     first batch's first row in the whole input."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     kernel = core if kernel is None else kernel
     keys, first, rows, totals, counts, problems, uns_run, uns_ids = [], [], [], [], [], [], [], []
@@ -106,7 +107,10 @@ def audit_batches(batches: Any, fields: dict[str, str | None], compiled: Any, fi
                                       for f in _ID_FIELDS], n)
         runs = kernel.audit_rows(compiled.tables, cols, n_cards)
         starts = runs.starts
-        keys.append(server.take(pa.array(starts[:-1])))
+        heads = server.take(pa.array(starts[:-1]))
+        if runs.nameless.any():  # blank names are no names
+            heads = pc.if_else(pa.array(runs.nameless), pa.scalar(None, heads.type), heads)
+        keys.append(heads)
         first.append(starts[:-1] + base)
         rows.append(np.diff(starts))
         totals.append(runs.totals)
@@ -295,15 +299,65 @@ def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel:
                       runs.unsupported_ids, source, db)
 
 
-def _per_server_text(result: AuditTable, rows: np.ndarray, make) -> list:
-    out: list = [""] * len(result)
-    for g in rows.tolist():
-        out[g] = make(g)
-    return out
+def _unsupported_lists(result: AuditTable):
+    """Each server's unsupported GPUs as ``Nx label`` entries (labels in order of first
+    appearance, as :meth:`AuditTable.unsupported` gives them): a pyarrow list array."""
+    import pyarrow as pa
+
+    n = len(result)
+    groups, ids = result._uns_group, result._uns_ids
+    if not len(ids):
+        return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], pa.string()))
+    distinct, which = np.unique(ids, return_inverse=True)
+    names = [result._label(int(k)) for k in distinct.tolist()]     # one name per distinct ID
+    label_names = sorted(set(names))                                # IDs of one label count together
+    place = {name: j for j, name in enumerate(label_names)}
+    lab = np.array([place[name] for name in names], np.int64)[which]
+    key = groups.astype(np.int64) * len(label_names) + lab
+    # (server, label) pairs in row order of their first GPU: rows are sorted by server already
+    uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    uniq, counts = uniq[order], counts[order]
+    pair_group = uniq // len(label_names)
+    entries = [f"{k}x {label_names[j]}" for k, j in zip(counts.tolist(), (uniq % len(label_names)).tolist())]
+    offsets = np.zeros(n + 1, np.int32)
+    np.add.at(offsets, pair_group + 1, 1)
+    return pa.ListArray.from_arrays(pa.array(np.cumsum(offsets, dtype=np.int32)), pa.array(entries, pa.string()))
+
+
+def _array(values: Any):
+    """A string Array of ``values`` (an Array or ChunkedArray)."""
+    import pyarrow as pa
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+    return values.cast(pa.string())
+
+
+def _scatter(n: int, default: str, rows: np.ndarray, values: Any):
+    """A string column of ``n`` rows: ``values`` at ``rows``, ``default`` elsewhere."""
+    import pyarrow as pa
+
+    index = np.zeros(n, np.int64)
+    index[rows] = np.arange(1, len(rows) + 1)
+    pool = pa.concat_arrays([pa.array([default], pa.string()), _array(values)])
+    return pool.take(pa.array(index))
+
+
+def unsupported_text(result: AuditTable, lists: Any = None):
+    """Each server's unsupported GPUs as the reports write them (``"1x label; 2x label"``,
+    ``""`` for none), made only for the servers that have some."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    lists = _unsupported_lists(result) if lists is None else lists
+    rows = np.flatnonzero(result.table["unsupported_gpus"].to_numpy() > 0)
+    return _scatter(len(result), "", rows, pc.binary_join(lists.take(pa.array(rows)), "; "))
 
 
 def flat_table(result: AuditTable):
-    """See :meth:`AuditTable.flat`."""
+    """See :meth:`AuditTable.flat`: the card texts are made for the capable servers only,
+    the unsupported GPUs' for servers that have them, and scattered into place."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -311,45 +365,48 @@ def flat_table(result: AuditTable):
     n = t.num_rows
     cards = result.compiled.cards
     cap = t["gpu_capable"]
-    count_text = []
-    name_text = []
+    cap_rows = np.flatnonzero(t["supported_cards"].to_numpy() > 0)
+    sub = t.take(pa.array(cap_rows))
+    count_text, name_text = [], []
     for c in cards:
-        k = t[c["id"]]
+        k = sub[c["id"]]
         has = pc.greater(k, 0)
         k_text = pc.cast(k, pa.string())
         count_text.append(pc.if_else(has, pc.binary_join_element_wise(c["id"] + " x", k_text, "; ", ""), ""))
         name_text.append(pc.if_else(has, pc.binary_join_element_wise(k_text, "x " + c["name"], ", ", ""), ""))
+    m = len(cap_rows)
     card_col = pc.utf8_rtrim(pc.binary_join_element_wise(*count_text, ""), characters="; ") \
-        if cards else pa.array([""] * n)
+        if cards else pa.array([""] * m, pa.string())
     names = pc.utf8_rtrim(pc.binary_join_element_wise(*name_text, ""), characters=", ") \
-        if cards else pa.array([""] * n)
-    uns = t["unsupported_gpus"].to_numpy()
-    uns_rows = np.flatnonzero(uns > 0)
-    unsupported = _per_server_text(result, uns_rows, lambda g: "; ".join(
-        f"{k}x {label}" for label, k in result.unsupported(g).items()))
-    slices_text = pc.cast(t["slices"], pa.string())
-    capable = pc.binary_join_element_wise(names, ": ", slices_text, " slices", "")
-    mixed = pc.and_(cap, pc.greater(t["unsupported_gpus"], 0))
+        if cards else pa.array([""] * m, pa.string())
+    capable = pc.binary_join_element_wise(names, ": ", pc.cast(sub["slices"], pa.string()), " slices", "")
+    mixed = pc.greater(sub["unsupported_gpus"], 0)
     capable = pc.if_else(mixed, pc.binary_join_element_wise(
-        capable, "; mixed with ", pc.cast(t["unsupported_gpus"], pa.string()), " unsupported GPU(s)", ""),
+        capable, "; mixed with ", pc.cast(sub["unsupported_gpus"], pa.string()), " unsupported GPU(s)", ""),
         capable)
-    reason = _per_server_text(result, np.flatnonzero(~cap.to_numpy(zero_copy_only=False) & (uns > 0)),
-                              lambda g: "unsupported GPU only: " + unsupported[g].replace("; ", ", "))
-    for g, p in result._problems.items():
-        if not reason[g] and not t["gpu_capable"][g].as_py():
-            reason[g] = "flagged: " + p[0]
-    reason = pc.if_else(cap, capable, pc.if_else(pc.equal(pa.array(reason, pa.string()), ""), "no GPU",
-                                                   pa.array(reason, pa.string())))
-    problems = pc.fill_null(t["problems"], "")
+    uns = t["unsupported_gpus"].to_numpy()
+    sup = t["supported_cards"].to_numpy()
+    lists = _unsupported_lists(result)
+    unsupported = unsupported_text(result, lists)
+    # why a server is not capable: its unsupported GPUs, else its first problem, else no GPU
+    only = np.flatnonzero((sup == 0) & (uns > 0))
+    only_text = pc.binary_join_element_wise(
+        "unsupported GPU only: ", pc.binary_join(lists.take(pa.array(only)), ", "), "")
+    flagged = [g for g in sorted(result._problems) if not uns[g] and not sup[g]]
+    reason_rows = np.concatenate([cap_rows, only, np.array(flagged, np.int64)])
+    reason_values = pa.concat_arrays([_array(capable), _array(only_text),
+                                      pa.array(["flagged: " + result._problems[g][0] for g in flagged],
+                                               pa.string())])
+    reason = _scatter(n, "no GPU", reason_rows, reason_values)
     server = t["server"]
     if not pa.types.is_string(server.type):
         server = pc.cast(server, pa.string())
     return pa.table({
-        "row": pc.add(t["first_row"], 1), "source": pa.array([result.source] * n, pa.string()),
-        "server": server, "gpu_capable": cap, "cards": card_col,
+        "row": pc.add(t["first_row"], 1), "source": pa.repeat(pa.scalar(result.source, pa.string()), n),
+        "server": server, "gpu_capable": cap, "cards": _scatter(n, "", cap_rows, card_col),
         "supported_cards": t["supported_cards"], "slices": t["slices"],
-        "unsupported": pa.array(unsupported, pa.string()), "unsupported_gpus": t["unsupported_gpus"],
-        "reason": reason, "problems": problems, "rows": t["rows"],
+        "unsupported": unsupported, "unsupported_gpus": t["unsupported_gpus"],
+        "reason": reason, "problems": pc.fill_null(t["problems"], ""), "rows": t["rows"],
         "cpu": pa.nulls(n, pa.string()), "price": pa.nulls(n, pa.float64()),
         "datacenter": pa.nulls(n, pa.string()),
     })

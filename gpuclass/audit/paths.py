@@ -43,7 +43,8 @@ from .listings import TextAuditor
 from .progress import Counted, Progress
 from .readers import HEAD, KINDS, TEXT_COLUMNS, Reader, is_device_header, iter_feed, iter_ndjson, sniff
 from .report import ServerReport
-from .tables import iter_device_csv, iter_parquet
+from .stream import iter_audit, prefetch
+from .tables import iter_device_csv, parquet_batches
 
 __all__ = ["audit_paths", "AuditRun"]
 
@@ -153,7 +154,9 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
                 raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for a "
                                               "Parquet member that cannot be read in place)")
             source = io.BytesIO(data)
-        yield from DeviceAuditor(ctx.policy).reports(iter_parquet(source, ctx.server_column, name), name)
+        # audited a column at a time: chunks of servers (AuditTable), iterated where reports are wanted
+        yield from iter_audit(prefetch(parquet_batches(source, ctx.server_column, name)), policy=ctx.policy,
+                              server_column=ctx.server_column, source=name)
         return
     reader = Reader(stream)
     if kind == "feed":
@@ -275,17 +278,34 @@ def _path_reports(ctx: _Context, path: str, kind: str) -> Iterator[ServerReport]
 
 class AuditRun:
     """The reports of :func:`audit_paths`, streamed; ``skipped`` lists the members that
-    were not read (``{"input", "reason"}``), complete once the run is exhausted."""
+    were not read (``{"input", "reason"}``), complete once the run is exhausted.
 
-    def __init__(self, gen: Iterator[ServerReport], ctx: _Context) -> None:
+    :meth:`pieces` gives the same run with each Parquet device table's servers as
+    :class:`~gpuclass.audit.columnar.AuditTable` chunks, for writers that take columns.
+    """
+
+    def __init__(self, gen: Iterator[Any], ctx: _Context) -> None:
         self._gen = gen
+        self._reports: Iterator[ServerReport] = iter(())
         self.skipped = ctx.skipped
 
     def __iter__(self) -> "AuditRun":
         return self
 
     def __next__(self) -> ServerReport:
-        return next(self._gen)
+        while True:
+            r = next(self._reports, None)
+            if r is not None:
+                return r
+            item = next(self._gen)
+            if isinstance(item, ServerReport):
+                return item
+            self._reports = iter(item)
+
+    def pieces(self) -> Iterator[Any]:
+        """The run as it comes: ServerReport objects and AuditTable chunks, in input order."""
+        yield from self._reports
+        yield from self._gen
 
 
 def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", policy: Any = None,
@@ -323,15 +343,15 @@ def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", polic
         bar = progress or None
     ctx = _Context(policy, text_column, server_column, limits or Limits(), bar)
 
-    def generate() -> Iterator[ServerReport]:
+    def generate() -> Iterator[Any]:
         try:
-            reports: Iterator[ServerReport] = (r for p in names for r in _path_reports(ctx, p, kind))
+            items: Iterator[Any] = (r for p in names for r in _path_reports(ctx, p, kind))
             if latest:
-                reports = _latest(reports)
-            for r in reports:
+                items = _latest(r for item in items for r in _reports_of(item))
+            for item in items:
                 if bar is not None:
-                    bar.row()
-                yield r
+                    bar.row(1 if isinstance(item, ServerReport) else len(item))
+                yield item
         finally:
             if bar is not None:
                 bar.close()
@@ -361,6 +381,10 @@ def _preflight(path: str, kind: str, text_column: str | None) -> None:
             pick_column(header, TEXT_COLUMNS, text_column, "text") is None:
         raise InputError(f"{path}: no text column (one of {', '.join(TEXT_COLUMNS)}) "
                          "and no vendor/device columns; name one with --text-column")
+
+
+def _reports_of(item: Any) -> Iterator[ServerReport]:
+    return iter((item,)) if isinstance(item, ServerReport) else iter(item)
 
 
 def _latest(reports: Iterator[ServerReport]) -> Iterator[ServerReport]:

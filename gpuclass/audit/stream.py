@@ -37,10 +37,57 @@ from ..errors import InputError
 from ..policy import compile_policy
 from .columnar import AuditTable, Runs, audit_batches, build_result, field_columns, result_columns
 
-__all__ = ["iter_audit", "audit_parquet", "write_parquet", "result_schema", "CHUNK_ROWS"]
+__all__ = ["iter_audit", "prefetch", "audit_parquet", "write_parquet", "result_schema", "output_schema",
+           "output_table", "reports_table", "PARQUET_COLUMNS", "CHUNK_ROWS"]
 
 CHUNK_ROWS = 1 << 20    # rows audited at a time: large enough that per-chunk work is noise
 BATCH_ROWS = 1 << 17    # rows per batch read from a Parquet file
+
+
+def prefetch(items: Iterable[Any], depth: int = 2) -> Iterator[Any]:
+    """``items`` produced by a background thread, up to ``depth`` ahead: reading (pyarrow
+    decodes without the GIL) goes on while the kernels work on what came before.  An
+    error in the producer is raised where the consumer reaches it; a consumer that stops
+    early stops the producer."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((done, None))
+        except BaseException as exc:  # handed to the consumer
+            q.put((done, exc))
+
+    worker = threading.Thread(target=produce, name="gpuclass-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, exc = q.get()
+            if item is done:
+                if exc is not None:
+                    raise exc
+                return
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # let a blocked producer see the stop
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                worker.join(0.05)
 
 
 def _adjacent(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
@@ -81,8 +128,7 @@ class _Seen:
 
     While keys arrive in strictly increasing order no key can repeat: they are kept as the
     Arrow arrays they came in, nothing more.  From the first key out of order on, keys are
-    also hashed by the core (seeded per stream) into sorted levels of (hash, position)
-    that merge as they grow, so a chunk is checked with binary searches; a hash match is
+    also hashed by the core (seeded per stream) into its ``KeySet``; a hash seen before is
     confirmed by comparing the keys themselves, so the answer is exact.
     """
 
@@ -92,23 +138,25 @@ class _Seen:
         self.chunks: list[Any] = []     # the keys, in order of writing
         self.starts = [0]               # the position of each chunk's first key
         self.last: Any = None           # the last key while keys come in order
-        self.levels: list[tuple[np.ndarray, np.ndarray]] | None = None
-
-    def _hashes(self, keys: Any) -> np.ndarray:
-        return self.kernel.key_hashes(key_column(keys, "server"), self.seed)
+        self.set: Any = None            # the core's KeySet, once keys come out of order
+        self.more: dict[int, list[int]] = {}  # hash: positions of further keys that have it
 
     def _key(self, pos: int) -> Any:
         c = bisect.bisect_right(self.starts, pos) - 1
         return self.chunks[c][pos - self.starts[c]].as_py()
 
-    def _add(self, h: np.ndarray, base: int) -> None:
-        order = np.argsort(h, kind="stable")
-        self.levels.append((h[order], order.astype(np.int64) + base))
-        while len(self.levels) > 1 and len(self.levels[-2][0]) <= 2 * len(self.levels[-1][0]):
-            (h1, p1), (h2, p2) = self.levels.pop(), self.levels.pop()
-            hh, pp = np.concatenate([h2, h1]), np.concatenate([p2, p1])
-            order = np.argsort(hh, kind="stable")
-            self.levels.append((hh[order], pp[order]))
+    def _add(self, keys: Any, base: int) -> list[int]:
+        """Add ``keys`` (at positions ``base``...); the indices of keys seen before."""
+        h = self.kernel.key_hashes(key_column(keys, "server"), self.seed)
+        found, prior = self.set.add(h, base)
+        out = []
+        for i, p in zip(found.tolist(), prior.tolist()):
+            key, hv = keys[i].as_py(), int(h[i])
+            if self._key(p) == key or any(self._key(q) == key for q in self.more.get(hv, ())):
+                out.append(i)
+            else:  # another key with the same hash
+                self.more.setdefault(hv, []).append(base + i)
+        return out
 
     def repeats(self, keys: Any) -> list[int]:
         """Positions in ``keys`` (non-null server keys in output order) of keys seen before."""
@@ -120,35 +168,15 @@ class _Seen:
         base = self.starts[-1]
         self.chunks.append(keys)
         self.starts.append(base + n)
-        if self.levels is None:
+        if self.set is None:
             ordered = n < 2 or pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py()
             if ordered and (self.last is None or keys[0].as_py() > self.last):
                 self.last = keys[n - 1].as_py()
                 return []
-            self.levels = []
-            if base:  # the keys written in order so far, hashed once
-                self._add(np.concatenate([self._hashes(c) for c in self.chunks[:-1]]), 0)
-        h = self._hashes(keys)
-        # earlier positions with an equal hash, per candidate: earlier levels, then this chunk
-        before: dict[int, list[np.ndarray]] = {}
-        for lh, lp in self.levels:
-            lo = np.searchsorted(lh, h, side="left")
-            hi = np.searchsorted(lh, h, side="right")
-            for i in np.flatnonzero(hi > lo).tolist():
-                before.setdefault(i, []).append(lp[lo[i]:hi[i]])
-        order = np.argsort(h, kind="stable")
-        sh = h[order]
-        same = np.flatnonzero(sh[1:] == sh[:-1]) + 1
-        for k in same.tolist():  # a chunk's own repeats: every earlier one of the same hash
-            first = int(np.searchsorted(sh, sh[k], side="left"))
-            before.setdefault(int(order[k]), []).append(order[first:k].astype(np.int64) + base)
-        out = []
-        for i in sorted(before):
-            key = keys[i].as_py()
-            if any(self._key(int(p)) == key for ps in before[i] for p in ps.tolist()):
-                out.append(i)
-        self._add(h, base)
-        return out
+            self.set = self.kernel.KeySet()
+            for chunk, start in zip(self.chunks[:-1], self.starts):  # distinct: they came in order
+                self._add(chunk, start)
+        return self._add(keys, base)
 
 
 def _notes(runs: Runs, first_run: np.ndarray, seen: _Seen) -> dict[int, str]:
@@ -270,3 +298,76 @@ def write_parquet(results: Iterable[AuditTable], out: str | os.PathLike, *, poli
         if writer is not None:
             writer.close()
     return total
+
+
+# -- the rows `gpuclass audit --format parquet` writes: typed columns, a count per card
+
+_INT_COLUMNS = ("row", "supported_cards", "slices", "unsupported_gpus", "rows")
+PARQUET_COLUMNS = ("row", "source", "server", "gpu_capable", "supported_cards", "slices", "unsupported_gpus",
+                   "unsupported", "problems", "rows", "cpu", "price", "datacenter")
+
+
+def output_schema(compiled: Any):
+    """The columns ``--format parquet`` writes: the reports' fields as typed columns
+    (``PARQUET_COLUMNS``), then ``cards.<card id>``: the count of each card.  The text
+    formats' ``cards`` and ``reason`` sentences are left out: the counts are columns."""
+    import pyarrow as pa
+
+    types = {"gpu_capable": pa.bool_(), "price": pa.float64(), **{c: pa.int64() for c in _INT_COLUMNS}}
+    return pa.schema([(c, types.get(c, pa.string())) for c in PARQUET_COLUMNS]
+                     + [(f"cards.{cid}", pa.int64()) for cid in compiled.card_ids])
+
+
+def output_table(result: AuditTable):
+    """An audited chunk as rows of :func:`output_schema`, a column at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .columnar import unsupported_text
+
+    t = result.table
+    n = t.num_rows
+    server = t.column("server")
+    cols = {"row": pc.add(t.column("first_row"), 1), "source": pa.repeat(pa.scalar(result.source), n),
+            "server": server if pa.types.is_string(server.type) else pc.cast(server, pa.string()),
+            **{c: t.column(c) for c in ("gpu_capable", "supported_cards", "slices", "unsupported_gpus")},
+            "unsupported": unsupported_text(result), "problems": pc.fill_null(t.column("problems"), ""),
+            "rows": t.column("rows"), "cpu": pa.nulls(n, pa.string()), "price": pa.nulls(n, pa.float64()),
+            "datacenter": pa.nulls(n, pa.string())}
+    for cid in result.compiled.card_ids:
+        cols[f"cards.{cid}"] = t.column(cid)
+    schema = output_schema(result.compiled)
+    return pa.Table.from_arrays([cols[name] for name in schema.names], names=schema.names).cast(schema)
+
+
+def _price(value: Any) -> float | None:
+    """A price as a number; anything else is no price in a typed column (CSV and JSON keep
+    the value as given)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def reports_table(reports: list, compiled: Any):
+    """:class:`~gpuclass.audit.report.ServerReport` objects as rows of :func:`output_schema`."""
+    import pyarrow as pa
+
+    schema = output_schema(compiled)
+    flat = [r.to_flat() for r in reports]
+    cols: dict[str, list] = {}
+    for name in schema.names:
+        if name.startswith("cards."):
+            cid = name[len("cards."):]
+            cols[name] = [sum(c["count"] for c in r.cards if c["card"] == cid) for r in reports]
+        elif name == "price":
+            cols[name] = [_price(f["price"]) for f in flat]
+        elif schema.field(name).type == pa.string():
+            cols[name] = [None if f[name] is None else str(f[name]) for f in flat]
+        else:
+            cols[name] = [f[name] for f in flat]
+    return pa.table(cols, schema=schema)

@@ -11,13 +11,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-
 from ..errors import InputError, SourceError
 from .csvfiles import BadCsvRow
 from .readers import CHUNK_ROWS, DEVICE_ALIASES, DEVICE_FIELDS, is_device_header
 
-__all__ = ["DEVICE_FIELDS", "device_columns", "is_device_header", "iter_device_csv", "iter_parquet",
+__all__ = ["DEVICE_FIELDS", "device_columns", "is_device_header", "iter_device_csv", "parquet_batches",
            "arrow_column"]
 
 
@@ -60,12 +58,15 @@ def iter_device_csv(rows: Iterator[list[str]], header: list[str],
 
 
 
-def iter_parquet(source: Path | IO[bytes], server_column: str | None,
-                 name: str | None = None) -> Iterator[dict[str, Any]]:
-    """Column chunks of a Parquet device table (a path or a seekable file object).
+def parquet_batches(source: Path | IO[bytes], server_column: str | None,
+                    name: str | None = None, batch_rows: int = 1 << 17) -> Iterator[Any]:
+    """The record batches of a Parquet device table (a path or a seekable file object),
+    only its device columns, read row group by row group.
 
     A file pyarrow cannot read, at its start or in a later row group, is a
-    :class:`~gpuclass.errors.SourceError` naming it (pyarrow has error types of its own).
+    :class:`~gpuclass.errors.SourceError` naming it (pyarrow has error types of its own);
+    a table without the device columns an :class:`~gpuclass.errors.InputError`, raised
+    before the first batch.
     """
     try:
         import pyarrow.parquet as pq
@@ -78,25 +79,21 @@ def iter_parquet(source: Path | IO[bytes], server_column: str | None,
     except Exception as exc:  # pyarrow raises its own error types
         raise SourceError(where, None, f"not a Parquet file: {exc}") from None
     idx = device_columns(names, server_column)
-    row = 0
-    batches = pf.iter_batches(batch_size=CHUNK_ROWS)
-    while True:
-        try:
-            batch = next(batches, None)
+    wanted = sorted({j for j in idx.values() if j is not None})
+
+    def batches() -> Iterator[Any]:
+        row = 0
+        it = pf.iter_batches(batch_size=batch_rows, columns=[names[j] for j in wanted])
+        while True:
+            try:
+                batch = next(it, None)
+            except Exception as exc:  # a damaged row group
+                raise SourceError(where, None, f"unreadable Parquet data after row {row}: {exc}") from None
             if batch is None:
                 return
-            n = batch.num_rows
-            cols: dict[str, Any] = {"row": np.arange(row + 1, row + n + 1)}
-            for f in DEVICE_FIELDS:
-                j = idx[f]
-                cols[f] = None if j is None else arrow_column(batch.column(names[j]))
-        except (InputError, SourceError):
-            raise
-        except Exception as exc:  # a damaged row group
-            raise SourceError(where, None, f"unreadable Parquet data after row {row}: {exc}") from None
-        cols["error"] = None
-        row += n
-        yield cols
+            row += batch.num_rows
+            yield batch
+    return batches()
 
 
 def arrow_column(col: Any) -> Any:

@@ -10,6 +10,7 @@ expands past the limits).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -25,6 +26,7 @@ EXAMPLES = """examples:
   gpuclass audit dumps.tar.gz --format json        per-server lspci dumps (host1/lspci.txt: host1)
   gpuclass audit ids.parquet                       server, vendor, device, subvendor, subdevice, class
   gpuclass audit listings.csv --text-column title  a text column of your own
+  gpuclass audit devices.parquet -o servers.parquet    a device table, streamed to Parquet
 """
 OPTIONS = ("policy",)
 _SKIPPED_SHOWN = 20
@@ -55,8 +57,11 @@ def arguments(p) -> None:
 
     default = Limits()
     p.add_argument("files", nargs="+", metavar="FILE", help="inputs, read in order ('-': standard input)")
-    p.add_argument("--format", choices=OUTPUT_FORMATS, default="table",
-                   help="output format (default: table)")
+    p.add_argument("--format", choices=OUTPUT_FORMATS, default=None,
+                   help="output format (default: told by the name given to -o, else table)")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write to FILE (complete once the audit ends; parquet needs it) instead "
+                        "of standard output")
     p.add_argument("--kind", choices=("auto", *KINDS), default="auto",
                    help="input kind for every FILE (default: told by each input's content)")
     p.add_argument("--text-column", default=None, metavar="NAME",
@@ -78,22 +83,72 @@ def arguments(p) -> None:
                         "drawn on anything else)")
 
 
+_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json",
+             ".ndjson": "ndjson", ".jsonl": "ndjson", ".txt": "table"}
+
+
+def _output_format(args) -> str:
+    from ..audit import OUTPUT_FORMATS
+    from .options import UsageError
+
+    out = args.output
+    if out is not None and out in OUTPUT_FORMATS and not os.path.exists(out):
+        raise UsageError(f"-o names the output file; for the format write --format {out}")
+    if args.format is not None:
+        fmt = args.format
+    else:
+        fmt = _SUFFIXES.get(os.path.splitext(out or "")[1].lower(), "table")
+    if fmt == "parquet" and out in (None, "-"):
+        raise UsageError("--format parquet writes a file: name it with -o FILE")
+    return fmt
+
+
 def run(args) -> int:
     from ..audit import Limits, audit_paths, write_reports
 
+    fmt = _output_format(args)
     progress = {"always": True, "never": False}.get(args.progress, sys.stderr.isatty())
     reports = audit_paths(args.files, kind=args.kind, policy=args.policy,
                           text_column=args.text_column, server_column=args.server_column,
                           progress=progress, latest=args.latest,
                           limits=Limits(max_expanded=args.max_expanded, max_ratio=args.max_ratio))
-    summary = write_reports(reports, args.format, sys.stdout,
-                            summary_line=args.format == "ndjson" and args.ndjson_summary)
-    sys.stdout.flush()
+    summary_line = fmt == "ndjson" and args.ndjson_summary
+    if args.output in (None, "-"):
+        summary = write_reports(reports, fmt, sys.stdout, summary_line=summary_line, policy=args.policy)
+        sys.stdout.flush()
+    else:
+        summary = _to_file(args.output, lambda out: write_reports(
+            reports, fmt, out, summary_line=summary_line, policy=args.policy), binary=fmt == "parquet")
     for item in summary.skipped[:_SKIPPED_SHOWN]:
         sys.stderr.write(f"gpuclass audit: skipped {item['input']}: {item['reason']}\n")
     if len(summary.skipped) > _SKIPPED_SHOWN:
         sys.stderr.write(f"gpuclass audit: ... and {len(summary.skipped) - _SKIPPED_SHOWN} more skipped "
                          "(all in the summary of --format json)\n")
-    if args.format == "ndjson" and not args.ndjson_summary:
+    if fmt == "ndjson" and not args.ndjson_summary:
         sys.stderr.write(f"gpuclass audit: {summary.line()}\n")
     return 1 if summary.flagged or summary.skipped else 0
+
+
+def _to_file(path: str, write, binary: bool):
+    """Write through a temporary file beside ``path``, renamed over it once complete: a
+    failed audit leaves no half-written output (nor touches an earlier one)."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".gpuclass-audit-", dir=folder)
+    try:
+        with (os.fdopen(fd, "wb") if binary else
+              open(fd, "w", encoding="utf-8", newline="")) as out:
+            result = write(out)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return result
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -273,9 +273,9 @@ def test_missing_file_is_a_source_error(tmp_path):
 
 @pytest.mark.parametrize("fmt", A.OUTPUT_FORMATS)
 def test_formats_keep_every_row(fmt):
-    buf = io.StringIO()
+    buf = io.BytesIO() if fmt == "parquet" else io.StringIO()
     summary = write_reports(audit_records(AUCTION), fmt, buf)
-    text = buf.getvalue()
+    text = "" if fmt == "parquet" else buf.getvalue()
     assert summary.servers == summary.input_rows == len(AUCTION)
     assert summary.to_dict()["cards"] == {"gtx-1080": 3, "gtx-1080-ti": 1, "rtx-4000-sff-ada": 1,
                                           "rtx-6000-ada": 2, "rtx-pro-6000-blackwell-max-q": 1}
@@ -291,6 +291,14 @@ def test_formats_keep_every_row(fmt):
     elif fmt == "csv":
         rows = list(csv.DictReader(io.StringIO(text)))
         assert len(rows) == len(AUCTION) and rows[3]["cards"] == "rtx-6000-ada x2"
+    elif fmt == "parquet":
+        import pyarrow.parquet as pq
+        t = pq.read_table(io.BytesIO(buf.getvalue()))
+        assert t.num_rows == len(AUCTION) and t.column("cards.rtx-6000-ada")[3].as_py() == 2
+        assert sum(t.column("slices").to_pylist()) == 32 and t.column("server").to_pylist() == [
+            str(r["id"]) for r in AUCTION]
+        with pytest.raises(InputError, match="needs a file"):
+            write_reports(audit_records(AUCTION), fmt, io.StringIO())
     else:
         assert len(text.splitlines()) == len(AUCTION) + 3
         assert "GPU-capable" in text

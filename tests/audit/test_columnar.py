@@ -119,3 +119,15 @@ def test_nulls_floats_and_dictionaries_are_read_as_users_have_them():
     rows = audit_table(t).table.to_pydict()
     assert rows["server"] == ["a", None] and rows["supported_cards"] == [1, 0]
     assert rows["problems"] == ["row 2: vendor missing", "row has no server name; row 3: device '1.5' is not a hex ID"]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_flat_rows_made_by_columns_equal_each_reports_flat_row(seed):
+    """AuditTable.flat() (columns at a time) writes what ServerReport.to_flat() writes."""
+    rng = random.Random(seed)
+    cells = ["10de", "27b0", "22bc", "1b80", "1b06", "2bb5", "26b1", "1e30", "1e36", "1b02", "1002",
+             "731f", "0300", "030000", "0403", "0302", "", None, "zz", "8086", "1572", "0200"]
+    names = [f"s{k}" for k in range(rng.randint(1, 12))] + [None, "", "  "]
+    rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 150))]
+    result = audit_table(_table(rows))
+    assert result.flat().to_pylist() == [r.to_flat() for r in result]

@@ -168,3 +168,27 @@ def test_repeats_are_exact_when_every_hash_collides(seed, core):
     got = [r for t in iter_audit(_table(rows).to_batches(max_chunksize=3), chunk_rows=rng.choice([1, 4, 50]),
                                  kernel=_Colliding(core)) for r in t]
     assert _answers(got) == want
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_parquet_rows_from_columns_equal_rows_from_reports(seed):
+    """The two ways `--format parquet` makes its rows agree: chunks a column at a time, and
+    reports one by one (listings)."""
+    from gpuclass.audit.stream import output_table, reports_table
+
+    rng = random.Random(seed)
+    rows = _rows(rng, [f"s{k}" for k in range(rng.randint(1, 30))])
+    result = audit_table(_table(rows))
+    assert output_table(result).equals(reports_table(list(result), result.compiled))
+
+
+def test_blank_server_names_are_no_names(core):
+    """Empty or whitespace-only server cells (ASCII or Unicode spaces) name no server, as in the
+    row path: each such row is a report of its own, flagged."""
+    blanks = ["", " ", "\t", "\u00a0", "\u2003 ", "\u3000", "\x1c"]
+    rows = [(b, "10de", "27b0", "", "", "0300") for b in blanks] + [("a", "10de", "27b0", "", "", "0300"),
+                                                                    ("\u200b", "10de", "27b0", "", "", "0300")]
+    want = _answers(audit_device_rows(rows))
+    got = [r for t in iter_audit(_table(rows).to_batches(), kernel=core) for r in t]
+    assert _answers(got) == want
+    assert [r.server for r in got] == [None] * len(blanks) + ["a", "\u200b"]  # U+200B is no space

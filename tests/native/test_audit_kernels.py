@@ -184,3 +184,36 @@ def test_key_hashes_arguments(core):
     broken = A.column_of(pa.array(["a"]), "s")._replace(offsets=np.array([0, 99], dtype=np.int32))
     with pytest.raises(InputError, match="string buffers"):
         core.key_hashes(broken, 0)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.lists(st.integers(0, 40), max_size=300), max_size=6))
+def test_keyset_compiled_equals_twin(compiled_core, batches):
+    """Hashes from a small range repeat often, within a batch and across batches; the set
+    grows past its first capacity."""
+    a, b = compiled_core.KeySet(), twin.KeySet()
+    base = 0
+    first: dict[int, int] = {}
+    for values in batches:
+        h = (np.array(values, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) if values else \
+            np.empty(0, np.uint64)
+        fa, pa_ = a.add(h, base)
+        fb, pb = b.add(h, base)
+        assert np.array_equal(fa, fb) and np.array_equal(pa_, pb)
+        want = [(i, first.setdefault(int(v), base + i)) for i, v in enumerate(h.tolist())]
+        assert [(i, p) for i, p in want if p != base + i] == list(zip(fa.tolist(), pa_.tolist()))
+        base += len(values)
+    assert len(a) == len(b) == len(first)
+
+
+def test_keyset_grows_and_checks_arguments(core):
+    s = core.KeySet()
+    h = np.arange(1, 100_001, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    found, _ = s.add(h, 0)
+    assert len(found) == 0 and len(s) == 100_000
+    found, prior = s.add(h[::-1].copy(), 100_000)
+    assert len(found) == 100_000 and prior.tolist() == list(range(99_999, -1, -1))
+    with pytest.raises(InputError, match="uint64"):
+        s.add(np.arange(3), 0)
+    with pytest.raises(InputError, match="base"):
+        s.add(h[:1], -1)

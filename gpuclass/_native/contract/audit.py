@@ -57,7 +57,9 @@ class AuditRuns(NamedTuple):
     ``counts`` (int32, runs x cards) supported cards by card index; ``problem_rows`` and
     ``problem_codes`` (int64) the rows with a problem and the first of it, coded
     ``field * 4 + CELL_*`` (fields of ``FIELDS``); ``unsupported_rows`` (int64) the
-    rows of unsupported GPUs and ``unsupported_ids`` their ``vendor << 16 | device``.
+    rows of unsupported GPUs and ``unsupported_ids`` their ``vendor << 16 | device``;
+    ``nameless`` (bool, runs) the runs of a row that names no server (a missing cell or
+    blank text, see :func:`nameless`): each such row is a run of its own.
     """
 
     starts: np.ndarray
@@ -67,6 +69,7 @@ class AuditRuns(NamedTuple):
     problem_codes: np.ndarray
     unsupported_rows: np.ndarray
     unsupported_ids: np.ndarray
+    nameless: np.ndarray
 
 
 def absent(n: int) -> Column:
@@ -153,6 +156,16 @@ def table_columns(server: Any, ids: list[Any], n: int) -> list[Column]:
                                             for v, name in zip(ids, FIELDS)]
 
 
+def nameless(c: Column, i: int) -> bool:
+    """Whether server cell ``i`` names no server: missing, or text that is empty or only
+    whitespace (``str.isspace``)."""
+    if c.kind == ABSENT or _null(c, i):
+        return True
+    if c.kind == INT:
+        return False
+    return _bytes(c, i).decode("utf-8", "surrogateescape").strip() == ""
+
+
 def cell_value(c: Column, i: int, maxdigits: int) -> tuple[int, int, int]:
     """``(CELL_*, value, digits)`` of cell ``i``: the rule both kernels follow.
 
@@ -232,6 +245,17 @@ def prepare_hash_args(column: Any, seed: Any) -> tuple[Column, int, int]:
     if not 0 <= seed < 1 << 64:
         raise InputError("seed: expected an integer in [0, 2**64)")
     return column, column.n, seed
+
+
+def prepare_keyset_args(hashes: Any, base: Any) -> tuple[np.ndarray, int, int]:
+    """Check ``KeySet.add``'s arguments: uint64 hashes (1-D) and a position >= 0."""
+    h = np.ascontiguousarray(hashes)
+    if h.dtype != np.uint64 or h.ndim != 1:
+        raise InputError("hashes: expected a 1-D uint64 array")
+    base = int(base)
+    if not 0 <= base < 1 << 62:
+        raise InputError("base: expected a position >= 0")
+    return h, h.shape[0], base
 
 
 def mix64(x: int) -> int:

@@ -164,6 +164,37 @@ static void gpuclass_parse_column(const gpuclass_col *c, int64_t lo, int64_t m, 
     }
 }
 
+/* Is a key's text empty or only whitespace (what Python's str.isspace calls so: ASCII
+   blanks and 0x1c-0x1f, U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F,
+   U+205F, U+3000, UTF-8 encoded)?  Such a server cell names no server. */
+static GPUCLASS_NOINLINE int gpuclass_blank_key(const uint8_t *s, int64_t n) {
+    int64_t k = 0;
+    while (k < n) {
+        uint8_t c = s[k];
+        if (c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f)) { k += 1; continue; }
+        if (k + 1 < n && c == 0xc2 && (s[k + 1] == 0x85 || s[k + 1] == 0xa0)) { k += 2; continue; }
+        if (k + 2 < n) {
+            uint32_t cp = ((uint32_t)c << 16) | ((uint32_t)s[k + 1] << 8) | s[k + 2];
+            if (cp == 0xe19a80 || (cp >= 0xe28080 && cp <= 0xe2808a) || cp == 0xe280a8
+                    || cp == 0xe280a9 || cp == 0xe280af || cp == 0xe2819f || cp == 0xe38080) {
+                k += 3;
+                continue;
+            }
+        }
+        return 0;
+    }
+    return 1;
+}
+
+/* Does row i name no server (a missing cell, or a blank text)? */
+static GPUCLASS_ALWAYS_INLINE int gpuclass_nameless(const gpuclass_col *c, int64_t i) {
+    if (gpuclass_col_null(c, i)) return 1;
+    if (c->kind == GPUCLASS_INT) return 0;
+    int64_t len;
+    const uint8_t *s = gpuclass_col_bytes(c, i, &len);
+    return gpuclass_blank_key(s, len);  /* stops at the first other byte */
+}
+
 /* Do rows i and j (j = i - 1) have equal, present server keys? */
 static GPUCLASS_ALWAYS_INLINE int gpuclass_same_server(const gpuclass_col *c, int64_t i, int64_t j) {
     if (gpuclass_col_null(c, i) || gpuclass_col_null(c, j)) return 0;
@@ -206,6 +237,7 @@ typedef struct {
     gpuclass_vec counts;       /* int32[n_cards] per run */
     gpuclass_vec problems;     /* int64 row, int64 code (field * 4 + CELL_* or PAIR) */
     gpuclass_vec unsupported;  /* int64 row, int64 vendor << 16 | device of each unsupported GPU */
+    gpuclass_vec nameless;     /* uint8 per run: its rows name no server (each such row is a run) */
 } gpuclass_audit_out;
 
 #define GPUCLASS_AUDIT_CHUNK 2048
@@ -239,11 +271,12 @@ static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuc
     uint16_t slices[GPUCLASS_AUDIT_CHUNK];
     const gpuclass_col *server = &cols[0];
     int64_t run = -1;
+    int nameless = 0;  /* the current run's */
     gpuclass_memo *memo = (gpuclass_memo *)calloc(5, sizeof(gpuclass_memo));
     if (memo == NULL) return -1;
     /* at most one run per row: reserved once, so no run ever moves the vectors */
     if (gpuclass_vec_reserve(&o->starts, n) || gpuclass_vec_reserve(&o->totals, n)
-            || gpuclass_vec_reserve(&o->counts, n)) {
+            || gpuclass_vec_reserve(&o->counts, n) || gpuclass_vec_reserve(&o->nameless, n)) {
         free(memo);
         return -1;
     }
@@ -288,12 +321,19 @@ static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuc
         gpuclass_match(t, &io, sub_rules, 0);
         for (int64_t j = 0; j < m; j++) {
             int64_t i = lo + j;
-            if (run < 0 || !gpuclass_same_server(server, i, i - 1)) {
+            /* a nameless row is a run of its own: the run before it ends, and so does its own */
+            if (run < 0 || nameless || !gpuclass_same_server(server, i, i - 1)) {
                 int64_t *s = (int64_t *)gpuclass_vec_push(&o->starts);
                 int32_t *row = (int32_t *)gpuclass_vec_push(&o->totals);
                 int32_t *cnt = n_cards ? (int32_t *)gpuclass_vec_push(&o->counts) : NULL;
-                if (s == NULL || row == NULL || (n_cards && cnt == NULL)) { free(memo); return -1; }
+                uint8_t *nl = (uint8_t *)gpuclass_vec_push(&o->nameless);
+                if (s == NULL || row == NULL || (n_cards && cnt == NULL) || nl == NULL) {
+                    free(memo);
+                    return -1;
+                }
                 *s = i;
+                nameless = gpuclass_nameless(server, i);
+                *nl = (uint8_t)nameless;
                 gpuclass_rollup_clear(row, cnt, n_cards, 1);
                 run++;
             }
@@ -373,6 +413,56 @@ static void gpuclass_key_hashes(const gpuclass_col *c, int64_t n, uint64_t seed,
         }
         out[i] = h;
     }
+}
+
+/* A growing set of 64-bit key hashes, each with the position of the first key that had
+   it: open addressing, linear probing, at most half full.  The hashes come seeded and
+   mixed (gpuclass_key_hashes), so their low bits spread evenly. */
+typedef struct { uint64_t *hash; int64_t *pos; int64_t cap, n; } gpuclass_keyset;
+
+static int gpuclass_keyset_grow(gpuclass_keyset *k) {
+    int64_t cap = k->cap ? k->cap * 2 : 1024;
+    uint64_t *hash = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
+    int64_t *pos = (int64_t *)malloc((size_t)cap * sizeof(int64_t));
+    if (hash == NULL || pos == NULL) { free(hash); free(pos); return -1; }
+    for (int64_t i = 0; i < cap; i++) pos[i] = -1;
+    for (int64_t i = 0; i < k->cap; i++) {
+        if (k->pos[i] < 0) continue;
+        int64_t j = (int64_t)(k->hash[i] & (uint64_t)(cap - 1));
+        while (pos[j] >= 0) j = (j + 1) & (cap - 1);
+        hash[j] = k->hash[i];
+        pos[j] = k->pos[i];
+    }
+    free(k->hash);
+    free(k->pos);
+    k->hash = hash;
+    k->pos = pos;
+    k->cap = cap;
+    return 0;
+}
+
+/* Add the n hashes h (keys at positions base, base + 1, ...): a new hash is inserted; one
+   already there puts its index into found[] and the earlier position into prior[].
+   Returns how many were found, or -1 when out of memory (the set is left as it was
+   for the hashes not yet added). */
+static int64_t gpuclass_keyset_add(gpuclass_keyset *k, const uint64_t *h, int64_t n, int64_t base,
+                                   int64_t *found, int64_t *prior) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (2 * (k->n + 1) > k->cap && gpuclass_keyset_grow(k)) return -1;
+        int64_t mask = k->cap - 1, j = (int64_t)(h[i] & (uint64_t)mask);
+        while (k->pos[j] >= 0 && k->hash[j] != h[i]) j = (j + 1) & mask;
+        if (k->pos[j] >= 0) {
+            found[m] = i;
+            prior[m] = k->pos[j];
+            m++;
+        } else {
+            k->hash[j] = h[i];
+            k->pos[j] = base + i;
+            k->n++;
+        }
+    }
+    return m;
 }
 
 #endif

@@ -19,6 +19,8 @@ EXAMPLES = """examples:
   gpuclass audit dumps.tar.gz --format json        per-server lspci -nnmm dumps
   gpuclass audit ids.parquet                       server, vendor, device, subvendor, subdevice, class
   gpuclass audit listings.csv --text-column title  a text column of your own
+  gpuclass audit live_data_sb_EUR.json --format html -o report.html
+                                                   one self-contained page: price per slice
 """
 OPTIONS = ("policy",)
 
@@ -27,8 +29,11 @@ def arguments(p) -> None:
     from ..audit import KINDS, OUTPUT_FORMATS
 
     p.add_argument("files", nargs="+", metavar="FILE", help="inputs, read in order")
-    p.add_argument("--format", choices=OUTPUT_FORMATS, default="table",
-                   help="output format (default: table)")
+    p.add_argument("--format", choices=(*OUTPUT_FORMATS, "html"), default="table",
+                   help="output format (default: table; html: a fleet report page, needs "
+                        "gpuclass[report])")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write to FILE instead of standard output")
     p.add_argument("--kind", choices=("auto", *KINDS), default="auto",
                    help="input kind for every FILE (default: detect from name and content)")
     p.add_argument("--text-column", default=None, metavar="NAME",
@@ -40,12 +45,22 @@ def arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..audit import audit_paths, write_reports
+    from contextlib import nullcontext
 
+    from ..audit import OUTPUT_FORMATS, audit_paths, write_reports
+    from .options import UsageError
+
+    if args.output in (*OUTPUT_FORMATS, "html", "yaml"):  # kubectl's -o FORMAT habit
+        raise UsageError(f"-o names the output file; for the format use --format {args.output}")
     progress = {"always": True, "never": False}.get(args.progress, sys.stderr.isatty())
     reports = audit_paths(args.files, kind=args.kind, policy=args.policy,
                           text_column=args.text_column, server_column=args.server_column,
                           progress=progress)
-    summary = write_reports(reports, args.format, sys.stdout)
-    sys.stdout.flush()
+    if args.format == "html":
+        from ..report import write_html_report
+
+        return 1 if write_html_report(reports, args.output, policy=args.policy).totals.flagged else 0
+    with open(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout) as out:
+        summary = write_reports(reports, args.format, out)
+        out.flush()
     return 1 if summary.flagged else 0

@@ -323,6 +323,11 @@ REVIEWED = {
     "gpuclass.textmatch.quantity.MEMORY_TOKENS": [" 1" * 50000, " 1 g" * 30000 + "x"],
     "gpuclass.textmatch.quantity._QTY_BEFORE": ["1" * 100000 + "x"],
     "gpuclass.textmatch.quantity._QTY_AFTER": ["x" + "1" * 100000],
+    "gpuclass.report.escape._HIDDEN": ["\u202e" * 100000, "a" * 100000],
+    "gpuclass.report.escape._SURROGATE": ["\ud800" * 100000],
+    "gpuclass.report.prices._CODE_AT_END": ["_" * 100000, "_EU" * 50000, "-EURO" * 20000],
+    "gpuclass.report.prices._NUMBER": ["1" * 100000 + "x", "1." * 50000, "1" * 15 + "." + "1" * 100000],
+    "gpuclass.report.summary._IDS_AT_END": [" (10de:1e30" * 10000 + "x", " (" * 50000, "(1e30)" * 20000],
 }
 # patterns of modules not reviewed yet (none today)
 _PENDING_PREFIXES: tuple[str, ...] = ()

@@ -29,20 +29,28 @@ from typing import Any
 from ..errors import InputError
 from .escape import visible
 
-__all__ = ["price_svg", "histogram_svg", "data_uri", "LABEL_LIMIT"]
+__all__ = ["price_svg", "histogram_svg", "data_uri", "require", "LABEL_LIMIT"]
 
 LABEL_LIMIT = 42  # characters of a group's name on a chart axis
 _BAR, _MARK, _GRID = "#4c72b0", "#c44e52", "#d9d9d9"
 
 
-@contextmanager
-def _figure(width: float, height: float):
+def require() -> None:
+    """An :class:`~gpuclass.errors.InputError` now, before any input is read, where
+    matplotlib is missing."""
     try:
-        import matplotlib
-        from matplotlib.backends.backend_svg import FigureCanvasSVG
-        from matplotlib.figure import Figure
+        import matplotlib  # noqa: F401
     except ImportError as exc:
         raise InputError("HTML reports need matplotlib: pip install 'gpuclass[report]'") from exc
+
+
+@contextmanager
+def _figure(width: float, height: float):
+    require()
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
     style = {"svg.fonttype": "path", "svg.hashsalt": "gpuclass-report", "font.family": "DejaVu Sans",
              "font.size": 10, "axes.spines.top": False, "axes.spines.right": False}
     with matplotlib.rc_context(style), warnings.catch_warnings():

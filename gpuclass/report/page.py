@@ -292,6 +292,9 @@ def write_html_report(reports: Iterable[Any], out: str | os.PathLike | IO[str] |
                       top: int = 50, title: str = "GPU fleet report") -> FleetSummary:
     """Summarise ``reports`` (:func:`~gpuclass.report.fleet_summary`) and write the page to
     ``out`` (a path, written whole at the end, or a text stream); return the summary."""
+    from .charts import require
+
+    require()  # before the audit is read, not after
     summary = fleet_summary(reports, policy=policy, currency=currency, top=top)
     page = render_html(summary, title=title)
     if out is None or isinstance(out, io.TextIOBase) or hasattr(out, "write"):

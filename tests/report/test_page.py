@@ -17,6 +17,7 @@ from report_samples import SAMPLE, hostile_feed
 from gpuclass.audit import ServerReport, audit_records
 from gpuclass.audit.report import finish
 from gpuclass.cli import main
+from gpuclass.errors import InputError
 from gpuclass.report import fleet_summary, render_html, write_html_report
 from gpuclass.report.assets import CSP, SCRIPT, STYLE
 from gpuclass.report.page import FLAGGED_ROWS, TABLE_ROWS
@@ -154,6 +155,20 @@ def test_unknown_and_mixed_currencies_are_said_not_invented(tmp_path):
     assert not re.search("[€$£]", shown)
 
 
+def test_hourly_prices_get_columns_of_their_own():
+    def report(row, price, hourly):
+        r = ServerReport(row, "f_EUR.json", f"s{row}")
+        r.cards = [{"card": "gtx-1080", "name": "GeForce GTX 1080", "count": 1, "slices": 4}]
+        r.extra = {"price": price, "hourly_price": hourly, "datacenter": "FSN1-DC14"}
+        return finish(r)
+
+    page = render_html(fleet_summary([report(1, 40, 0.064), report(2, 44, None)]))
+    shown = html.unescape(" ".join(check_inert(page).text))
+    assert "Hourly / slice" in shown and "Median / slice / h" in shown and "0.0160" in shown
+    plain = render_html(fleet_summary([report(1, 40, None)]))
+    assert "Hourly" not in html.unescape(" ".join(check_inert(plain).text))
+
+
 def test_a_large_fleet_is_summarised_not_listed():
     n = 60_000
 
@@ -224,3 +239,11 @@ def test_a_missing_extra_is_a_clear_error(monkeypatch, tmp_path, capsys, missing
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "gpuclass[report]" in err and "Traceback" not in err
     assert not (tmp_path / "r.html").exists()
+    # before any input is read
+    with pytest.raises(InputError, match="gpuclass.report."):
+        write_html_report(_never_read(), tmp_path / "r.html")
+
+
+def _never_read():
+    raise AssertionError("the input was read before the missing extra was found")
+    yield

@@ -59,7 +59,8 @@ def run(args) -> int:
     if args.format == "html":
         from ..report import write_html_report
 
-        return 1 if write_html_report(reports, args.output, policy=args.policy).totals.flagged else 0
+        fleet = write_html_report(reports, args.output, policy=args.policy)
+        return 1 if fleet.totals.flagged or fleet.skipped else 0
     with open(args.output, "w", encoding="utf-8", newline="") if args.output else nullcontext(sys.stdout) as out:
         summary = write_reports(reports, args.format, out)
         out.flush()

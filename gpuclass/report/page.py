@@ -246,9 +246,9 @@ def _flagged(s: FleetSummary) -> str:
     rows = s.flagged.to_pylist()[:FLAGGED_ROWS]
     total = s.totals.flagged
     out = [f'<section id="flagged"><h2>Flagged rows: {total:,}</h2>']
-    if not total:
+    if not total and not s.skipped:
         out.append("<p>None: every row was read cleanly.</p>")
-    else:
+    elif total:
         out.append("<p>Rows the audit could not read fully, and why; they are counted in every figure "
                    "above as what could be read of them.</p>")
         body = [f"{_td(r['row'])}{_tx(r['source'])}{_tx(r['server'], 'no name')}{_tx(r['problems'])}"
@@ -257,6 +257,10 @@ def _flagged(s: FleetSummary) -> str:
         if total > len(rows):
             out.append(f'<p class="muted">{_plural(total - len(rows), "more flagged row")} not shown here; '
                        "<code>gpuclass audit --format csv</code> lists every row.</p>")
+    if s.skipped:
+        out.append(f"<h3>Inputs skipped: {len(s.skipped):,}</h3>")
+        body = [f"{_tx(x.get('input'))}{_tx(x.get('reason'))}" for x in s.skipped[:FLAGGED_ROWS]]
+        out.append(_table([("Input", False), ("Why", False)], body))
     if s.bad_prices:
         out.append(f"<h3>Prices that could not be read: {s.bad_prices:,}</h3>")
         body = [f"{_td(r['row'])}{_tx(r['source'])}{_tx(r['server'], 'no name')}{_tx(r['field'])}"

@@ -17,7 +17,8 @@ per currency, the first ``keep_flagged`` flagged rows.  Its tables are pyarrow T
 - ``histograms``: per currency, bin edges and counts of the monthly price per slice.
 - ``unsupported``: each unsupported GPU seen, how many and on how many servers, and the
   allowlisted card it is a look-alike of (``pcinames.near_miss``), if any.
-- ``flagged``: the flagged rows and their problems.
+- ``flagged``: the flagged rows and their problems; ``skipped``: the inputs the audit
+  passed over (``{"input", "reason"}``, where the audit's reports list them).
 
 Prices are used as given (:mod:`.prices`): per currency, never converted.  A server
 without a price is counted (``unpriced``; ``capable_unpriced`` counts the GPU-capable ones
@@ -86,7 +87,7 @@ class FleetSummary:
     unsupported: Any
     flagged: Any
     top: int = 50
-    extra: dict[str, Any] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def priced(self) -> int:
@@ -102,7 +103,7 @@ class FleetSummary:
                 "slices": t.slices, "unsupported_gpus": t.unsupported_gpus,
                 "servers_with_unsupported": t.with_unsupported, "flagged": t.flagged,
                 "priced": self.priced, "capable_unpriced": self.capable_unpriced,
-                "unpriced": self.unpriced, "bad_prices": self.bad_prices,
+                "unpriced": self.unpriced, "bad_prices": self.bad_prices, "skipped_inputs": len(self.skipped),
                 "currencies": {("unknown" if k is None else k): v for k, v in self.currencies.items()}}
 
 
@@ -393,4 +394,8 @@ def fleet_summary(reports: Iterable[ServerReport], *, policy: Any = None,
     fleet = _Fleet(compile_policy(policy), currency, top, keep_flagged)
     for r in reports:
         fleet.add(r)
-    return fleet.finish()
+    summary = fleet.finish()
+    # inputs an audit passed over (members of an archive it would not open): its ``skipped``
+    summary.skipped = [{k: storable(str(v)) for k, v in item.items()}
+                       for item in getattr(reports, "skipped", None) or ()]
+    return summary

@@ -169,6 +169,18 @@ def test_hourly_prices_get_columns_of_their_own():
     assert "Hourly" not in html.unescape(" ".join(check_inert(plain).text))
 
 
+def test_inputs_the_audit_skipped_are_listed():
+    class Reports(list):
+        skipped = [{"input": "dumps.tar/<b>x</b>", "reason": "a symlink leaving the archive"}]
+
+    reports = Reports(audit_records([{"id": 1, "description": "GTX 1080", "price": 40}]))
+    s = fleet_summary(reports, currency="EUR")
+    assert s.skipped == Reports.skipped and s.headline()["skipped_inputs"] == 1
+    shown = html.unescape(" ".join(check_inert(render_html(s)).text))
+    assert "Inputs skipped: 1" in shown and "dumps.tar/<b>x</b>" in shown
+    assert fleet_summary(list(reports)).skipped == []
+
+
 def test_a_large_fleet_is_summarised_not_listed():
     n = 60_000
 

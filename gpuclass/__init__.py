@@ -74,6 +74,10 @@ _LAZY = {
     "write_reports": "gpuclass.audit",
     "ServerReport": "gpuclass.audit",
     "AuditSummary": "gpuclass.audit",
+    # fleet reports: figures and one HTML page
+    "fleet_summary": "gpuclass.report",
+    "FleetSummary": "gpuclass.report",
+    "write_html_report": "gpuclass.report",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

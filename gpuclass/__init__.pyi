@@ -52,6 +52,9 @@ from .provisioner import HardwareReport as HardwareReport
 from .provisioner import InstallPlan as InstallPlan
 from .provisioner import inspect as inspect
 from .provisioner import plan as plan
+from .report import FleetSummary as FleetSummary
+from .report import fleet_summary as fleet_summary
+from .report import write_html_report as write_html_report
 from .sources.cpu import cpu_facts as cpu_facts
 from .sources.lspci import parse_lspci as parse_lspci
 from .sources.modalias import parse_modalias as parse_modalias

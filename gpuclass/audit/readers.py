@@ -78,6 +78,10 @@ class Reader:
             yield tail
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"\s*')   # a JSON string and the blanks after it
+_KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')     # ... followed by a colon: an object key
+
+
 def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str | None]]:
     """Records of ``{"server": [...]}`` or of a bare array ``[...]`` (a feed snapshot),
     decoded one at a time from a sliding buffer."""
@@ -164,6 +168,18 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
                     return True
             at = nxt + 1
 
+    def key_follows() -> bool:
+        """Whether the text at ``pos`` is an object key: a string, then ':' (not consumed)."""
+        while True:
+            m = _KEY.match(buf, pos)
+            if m is not None:
+                return True
+            end = _STRING.match(buf, pos)
+            if end is not None and end.end() < len(buf):
+                return False  # a complete string and something else after it
+            if len(buf) - pos > _MAX_RECORD or not fill():
+                return False
+
     def items() -> Iterator[tuple[int, str, Any, str | None]]:
         nonlocal pos, row
         while True:
@@ -185,7 +201,9 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
                 if c == "," and isinstance(rec, dict):
                     pos += 1
                     c = skip_ws()
-                    ok = c in ("{", "]", "")
+                    # a key and a colon after the comma: the record closed early (a line
+                    # lost inside it), and what follows is its rest; any value is the next item
+                    ok = c != '"' or not key_follows()
                 else:
                     ok = c in (",", "]", "")
                 if ok:

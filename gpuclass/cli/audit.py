@@ -27,6 +27,8 @@ EXAMPLES = """examples:
   gpuclass audit ids.parquet                       server, vendor, device, subvendor, subdevice, class
   gpuclass audit listings.csv --text-column title  a text column of your own
   gpuclass audit devices.parquet -o servers.parquet    a device table, streamed to Parquet
+  gpuclass audit live_data_sb_EUR.json -o report.html
+                                                   one self-contained page: price per slice
 """
 OPTIONS = ("policy",)
 _SKIPPED_SHOWN = 20
@@ -57,8 +59,9 @@ def arguments(p) -> None:
 
     default = Limits()
     p.add_argument("files", nargs="+", metavar="FILE", help="inputs, read in order ('-': standard input)")
-    p.add_argument("--format", choices=OUTPUT_FORMATS, default=None,
-                   help="output format (default: told by the name given to -o, else table)")
+    p.add_argument("--format", choices=(*OUTPUT_FORMATS, "html"), default=None,
+                   help="output format (default: told by the name given to -o, else table; html: a "
+                        "fleet report page, needs gpuclass[report])")
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write to FILE (complete once the audit ends; parquet needs it) instead "
                         "of standard output")
@@ -84,7 +87,7 @@ def arguments(p) -> None:
 
 
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".json": "json",
-             ".ndjson": "ndjson", ".jsonl": "ndjson", ".txt": "table"}
+             ".ndjson": "ndjson", ".jsonl": "ndjson", ".txt": "table", ".html": "html", ".htm": "html"}
 
 
 def _output_format(args) -> str:
@@ -92,7 +95,7 @@ def _output_format(args) -> str:
     from .options import UsageError
 
     out = args.output
-    if out is not None and out in OUTPUT_FORMATS and not os.path.exists(out):
+    if out is not None and out in (*OUTPUT_FORMATS, "html", "yaml") and not os.path.exists(out):
         raise UsageError(f"-o names the output file; for the format write --format {out}")
     if args.format is not None:
         fmt = args.format
@@ -112,6 +115,14 @@ def run(args) -> int:
                           text_column=args.text_column, server_column=args.server_column,
                           progress=progress, latest=args.latest,
                           limits=Limits(max_expanded=args.max_expanded, max_ratio=args.max_ratio))
+    if fmt == "html":
+        from ..report import write_html_report
+
+        def page(out):
+            return write_html_report(reports, out, policy=args.policy)
+        fleet = page(sys.stdout) if args.output in (None, "-") else _to_file(args.output, page, binary=False)
+        _tell_skipped(fleet.skipped)
+        return 1 if fleet.totals.flagged or fleet.skipped else 0
     summary_line = fmt == "ndjson" and args.ndjson_summary
     if args.output in (None, "-"):
         summary = write_reports(reports, fmt, sys.stdout, summary_line=summary_line, policy=args.policy)
@@ -119,14 +130,18 @@ def run(args) -> int:
     else:
         summary = _to_file(args.output, lambda out: write_reports(
             reports, fmt, out, summary_line=summary_line, policy=args.policy), binary=fmt == "parquet")
-    for item in summary.skipped[:_SKIPPED_SHOWN]:
-        sys.stderr.write(f"gpuclass audit: skipped {item['input']}: {item['reason']}\n")
-    if len(summary.skipped) > _SKIPPED_SHOWN:
-        sys.stderr.write(f"gpuclass audit: ... and {len(summary.skipped) - _SKIPPED_SHOWN} more skipped "
-                         "(all in the summary of --format json)\n")
+    _tell_skipped(summary.skipped)
     if fmt == "ndjson" and not args.ndjson_summary:
         sys.stderr.write(f"gpuclass audit: {summary.line()}\n")
     return 1 if summary.flagged or summary.skipped else 0
+
+
+def _tell_skipped(skipped: list) -> None:
+    for item in skipped[:_SKIPPED_SHOWN]:
+        sys.stderr.write(f"gpuclass audit: skipped {item['input']}: {item['reason']}\n")
+    if len(skipped) > _SKIPPED_SHOWN:
+        sys.stderr.write(f"gpuclass audit: ... and {len(skipped) - _SKIPPED_SHOWN} more skipped "
+                         "(all in the summary of --format json)\n")
 
 
 def _to_file(path: str, write, binary: bool):

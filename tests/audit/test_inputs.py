@@ -267,6 +267,26 @@ def test_a_resynced_feed_loses_no_record_and_invents_none(tmp_path):
     assert "malformed JSON" in reports[2].problems[0]
 
 
+@pytest.mark.parametrize("between", ["7", '"text"', "null", "[1, 2]", "true", '"a\\"b:"', "{}"])
+def test_a_value_that_is_not_a_record_is_its_own_flagged_row(tmp_path, between):
+    """Any JSON value between two records is a row of its own, flagged; neither neighbour
+    is lost (a key and a colon after a record's comma is what a record closed early shows)."""
+    recs = auction_listing(3)
+    (tmp_path / "f.json").write_text(f"[{json.dumps(recs[0])}, {between}, {json.dumps(recs[1])}]")
+    reports = list(audit_paths([tmp_path / "f.json"]))
+    assert [r.server for r in reports][::2] == [str(recs[0]["id"]), str(recs[1]["id"])]
+    assert len(reports) == 3 and reports[1].problems and not reports[0].problems
+
+
+def test_a_record_closed_early_is_one_flagged_row(tmp_path):
+    recs = auction_listing(3)
+    cut = json.dumps(recs[1]).replace(', "cpu"', '}, "cpu"', 1)  # a closing brace too soon
+    (tmp_path / "f.json").write_text("[" + ", ".join([json.dumps(recs[0]), cut, json.dumps(recs[2])]) + "]")
+    reports = list(audit_paths([tmp_path / "f.json"]))
+    assert [r.server for r in reports] == [str(recs[0]["id"]), None, str(recs[2]["id"])]
+    assert "closing brace" in reports[1].problems[0]
+
+
 def test_truncated_feed_is_flagged_never_silent(tmp_path):
     text = feed_bytes(auction_listing(5))
     p = tmp_path / "f.json"

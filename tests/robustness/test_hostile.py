@@ -321,6 +321,8 @@ REVIEWED = {
     "gpuclass.textmatch.names._MEMORY_WORD": ["1" * 100000 + "x", "1" * 100000 + "g"],
     "gpuclass.textmatch.names._DC_MODEL": ["gh" + "1" * 100000],
     "gpuclass.textmatch.quantity.MEMORY_TOKENS": [" 1" * 50000, " 1 g" * 30000 + "x"],
+    "gpuclass.audit.readers._STRING": ['"' + "\\" * 100001, '"' + "\\a" * 50000, '"' + "a" * 100000],
+    "gpuclass.audit.readers._KEY": ['"' + "\\" * 100001, '"a"' + " " * 100000 + "x"],
     "gpuclass.audit.readers._LSPCI_LINE": [" " * 100000 + "x", "IOMMU Group 1 " + " " * 100000 + "x",
                                            ("00:00.0" + " " * 10 + "\n") * 5000 + "x"],
     "gpuclass.sources.lspci.dump._IOMMU": ["IOMMU Group 1" + " " * 100000 + "x", "IOMMU group 1:" + "\t" * 100000],
@@ -333,6 +335,11 @@ REVIEWED = {
     "gpuclass.sources.lspci.n._PAIR": ["1234:" * 20000 + "x", "a" * 100000],
     "gpuclass.sources.lspci.n._SRIOV_COUNTS": ["Total VFs: 1" * 10000 + "x"],
     "gpuclass.sources.lspci.n._SRIOV_OFFSET": ["VF offset: 1" * 10000 + "x"],
+    "gpuclass.report.escape._HIDDEN": ["\u202e" * 100000, "a" * 100000],
+    "gpuclass.report.escape._SURROGATE": ["\ud800" * 100000],
+    "gpuclass.report.prices._CODE_AT_END": ["_" * 100000, "_EU" * 50000, "-EURO" * 20000],
+    "gpuclass.report.prices._NUMBER": ["1" * 100000 + "x", "1." * 50000, "1" * 15 + "." + "1" * 100000],
+    "gpuclass.report.summary._IDS_AT_END": [" (10de:1e30" * 10000 + "x", " (" * 50000, "(1e30)" * 20000],
 }
 # patterns of modules not reviewed yet (none today)
 _PENDING_PREFIXES: tuple[str, ...] = ()

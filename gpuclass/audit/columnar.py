@@ -408,5 +408,5 @@ def flat_table(result: AuditTable):
         "unsupported": unsupported, "unsupported_gpus": t["unsupported_gpus"],
         "reason": reason, "problems": pc.fill_null(t["problems"], ""), "rows": t["rows"],
         "cpu": pa.nulls(n, pa.string()), "price": pa.nulls(n, pa.float64()),
-        "datacenter": pa.nulls(n, pa.string()),
+        "datacenter": pa.nulls(n, pa.string()), "hourly_price": pa.nulls(n, pa.float64()),
     })

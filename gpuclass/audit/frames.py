@@ -57,6 +57,10 @@ def audit_frame(data: Any, *, policy: Any = None, text_column: str | None = None
         n = data.num_rows
     if is_device_header(columns):
         idx = device_columns(columns, server_column)
+        id_name = None if idx["server"] is None else columns[idx["server"]]
+        table = _arrow_devices(data, kind, [columns[j] for j in idx.values() if j is not None])
+        if table is not None:  # a column at a time (a pandas object column of mixed types: row by row)
+            return _device_frame(data, kind, table, id_name, policy, server_column, progress)
         cols_all = {f: (None if idx[f] is None else column(columns[idx[f]])) for f in DEVICE_FIELDS}
 
         def chunks():
@@ -133,3 +137,60 @@ def _frame_kind(data: Any) -> str:
         return "arrow"
     raise InputError(f"audit_frame: expected a pandas DataFrame or a pyarrow Table, "
                      f"got {type(data).__name__}")
+
+
+def _arrow_devices(data: Any, kind: str, names: list[str]) -> Any:
+    """The device columns as a pyarrow Table, or None where a column mixes cell types
+    (integers beside hex text: each cell must be read as what it is)."""
+    import pyarrow as pa
+
+    if kind == "arrow":
+        return data.select(names)
+    try:
+        return pa.Table.from_pandas(data[names], preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
+def _device_frame(data: Any, kind: str, table: Any, id_name: str | None, policy: Any,
+                  server_column: str | None, progress: bool | Progress) -> Any:
+    """A device table audited a column at a time (:func:`~gpuclass.audit.stream.iter_audit`,
+    which flags a server whose rows come back later as the row path does)."""
+    import pyarrow as pa
+
+    from .stream import iter_audit
+
+    bar = Progress(table.num_rows, unit="row") if progress is True else (progress or None)
+    parts = []
+    for chunk in iter_audit(table.to_batches(max_chunksize=1 << 20), policy=policy,
+                            server_column=server_column, source="frame"):
+        flat = chunk.flat()
+        for cid in chunk.compiled.card_ids:
+            flat = flat.append_column(f"cards.{cid}", chunk.table.column(cid).cast(pa.int64()))
+        parts.append(flat)
+        if bar is not None:
+            bar.advance(int(chunk.table.column("rows").to_numpy().sum()))
+            bar.row(len(chunk))
+    if bar is not None:
+        bar.close()
+    if not parts:
+        from ..policy import compile_policy
+
+        ids = compile_policy(policy).card_ids
+        names = [*CSV_COLUMNS, *(f"cards.{c}" for c in ids)]
+        out = pa.table({c: pa.array([], pa.int64() if c.startswith("cards.") else pa.string()) for c in names})
+    else:
+        out = pa.concat_tables(parts)
+    for c in ("row", "supported_cards", "slices", "unsupported_gpus", "rows"):
+        out = out.set_column(out.schema.get_field_index(c), c, out.column(c).cast(pa.int64()))
+    first = out.column("row").to_numpy() - 1 if out.num_rows else np.empty(0, np.int64)
+    if kind == "pandas":
+        frame = out.to_pandas()
+        frame.index = data.index[first]
+        if id_name is not None:
+            frame["server"] = data[id_name].iloc[first].to_numpy()
+        return frame
+    if id_name is not None:
+        out = out.set_column(out.schema.get_field_index("server"), "server",
+                             data.column(id_name).take(pa.array(first)))
+    return out

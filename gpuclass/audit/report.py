@@ -21,8 +21,8 @@ __all__ = ["ServerReport", "AuditSummary", "CSV_COLUMNS", "PASSTHROUGH", "finish
 
 CSV_COLUMNS = ("row", "source", "server", "gpu_capable", "cards", "supported_cards", "slices",
                "unsupported", "unsupported_gpus", "reason", "problems", "rows",
-               "cpu", "price", "datacenter")
-PASSTHROUGH = ("cpu", "price", "datacenter")
+               "cpu", "price", "datacenter", "hourly_price")
+PASSTHROUGH = ("cpu", "price", "datacenter", "hourly_price")
 
 
 @dataclass(slots=True)

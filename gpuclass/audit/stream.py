@@ -304,7 +304,7 @@ def write_parquet(results: Iterable[AuditTable], out: str | os.PathLike, *, poli
 
 _INT_COLUMNS = ("row", "supported_cards", "slices", "unsupported_gpus", "rows")
 PARQUET_COLUMNS = ("row", "source", "server", "gpu_capable", "supported_cards", "slices", "unsupported_gpus",
-                   "unsupported", "problems", "rows", "cpu", "price", "datacenter")
+                   "unsupported", "problems", "rows", "cpu", "price", "datacenter", "hourly_price")
 
 
 def output_schema(compiled: Any):
@@ -313,7 +313,8 @@ def output_schema(compiled: Any):
     formats' ``cards`` and ``reason`` sentences are left out: the counts are columns."""
     import pyarrow as pa
 
-    types = {"gpu_capable": pa.bool_(), "price": pa.float64(), **{c: pa.int64() for c in _INT_COLUMNS}}
+    types = {"gpu_capable": pa.bool_(), "price": pa.float64(), "hourly_price": pa.float64(),
+             **{c: pa.int64() for c in _INT_COLUMNS}}
     return pa.schema([(c, types.get(c, pa.string())) for c in PARQUET_COLUMNS]
                      + [(f"cards.{cid}", pa.int64()) for cid in compiled.card_ids])
 
@@ -333,7 +334,7 @@ def output_table(result: AuditTable):
             **{c: t.column(c) for c in ("gpu_capable", "supported_cards", "slices", "unsupported_gpus")},
             "unsupported": unsupported_text(result), "problems": pc.fill_null(t.column("problems"), ""),
             "rows": t.column("rows"), "cpu": pa.nulls(n, pa.string()), "price": pa.nulls(n, pa.float64()),
-            "datacenter": pa.nulls(n, pa.string())}
+            "datacenter": pa.nulls(n, pa.string()), "hourly_price": pa.nulls(n, pa.float64())}
     for cid in result.compiled.card_ids:
         cols[f"cards.{cid}"] = t.column(cid)
     schema = output_schema(result.compiled)
@@ -364,8 +365,8 @@ def reports_table(reports: list, compiled: Any):
         if name.startswith("cards."):
             cid = name[len("cards."):]
             cols[name] = [sum(c["count"] for c in r.cards if c["card"] == cid) for r in reports]
-        elif name == "price":
-            cols[name] = [_price(f["price"]) for f in flat]
+        elif name in ("price", "hourly_price"):
+            cols[name] = [_price(f[name]) for f in flat]
         elif schema.field(name).type == pa.string():
             cols[name] = [None if f[name] is None else str(f[name]) for f in flat]
         else:

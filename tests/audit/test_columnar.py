@@ -131,3 +131,31 @@ def test_flat_rows_made_by_columns_equal_each_reports_flat_row(seed):
     rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 150))]
     result = audit_table(_table(rows))
     assert result.flat().to_pylist() == [r.to_flat() for r in result]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_audit_frame_of_a_device_table_equals_the_row_path(seed):
+    """audit_frame audits device tables a column at a time; its rows equal the reports of
+    the row path, pandas and Arrow alike, and a pandas column mixing integers with hex
+    text is read cell by cell."""
+    from gpuclass.audit import audit_frame
+
+    rng = random.Random(seed)
+    cells = ["10de", "27b0", "22bc", "2bb5", "1e30", "0300", "030000", "0403", "", None, "zz", "8086"]
+    names = [f"s{k}" for k in range(rng.randint(1, 8))] + [None, " "]
+    rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 120))]
+    want = [r.to_flat() for r in audit_device_rows(rows, source="frame")]
+    cards = [c["id"] for c in compile_policy().cards]
+    for frame in (_table(rows), _table(rows).to_pandas()):
+        out = audit_frame(frame)
+        got = out.to_pylist() if isinstance(out, pa.Table) else out.to_dict("records")
+        got = [{k: (None if v is not None and v != v else v) for k, v in r.items()} for r in got]  # NaN: none
+        for r, w in zip(got, want):  # the id column's own cell stays (a blank one names no server)
+            assert r["server"] == w["server"] or (w["server"] is None and not (r["server"] or "").strip())
+        assert [{k: r[k] for k in want[0] if k != "server"} for r in got] == \
+            [{k: v for k, v in w.items() if k != "server"} for w in want]
+        assert all(sum(r[f"cards.{c}"] for c in cards) == r["supported_cards"] for r in got)
+    mixed = pd.DataFrame({"server": ["a", "a", "b"], "vendor": [0x10DE, "10de", "10de"],
+                          "device": ["27b0", 0x2BB5, "1e30"], "class": ["0300", "0302", 0x030000]})
+    out = audit_frame(mixed)
+    assert out["slices"].tolist() == [8, 0] and out["unsupported_gpus"].tolist() == [0, 1]

@@ -27,22 +27,50 @@ records), :mod:`.compressed` and :mod:`.archives` (compressed streams, collectio
 limits), :mod:`.paths` (files), :mod:`.frames` (pandas/pyarrow), :mod:`.output`
 (writers), :mod:`.progress` (the bar).
 
+>>> from gpuclass.audit import audit_texts
 >>> [(r.server, r.slices) for r in audit_texts([("gex44", "Nvidia RTX 4000 SFF Ada Generation")])]
 [('gex44', 4)]
 """
 
 from __future__ import annotations
 
-from .columnar import AuditTable, audit_table
-from .compressed import Limits
-from .devices import audit_device_rows
-from .dumps import audit_lspci_dumps
-from .frames import audit_frame
-from .listings import audit_records, audit_texts
-from .output import OUTPUT_FORMATS, write_reports
-from .paths import AuditRun, audit_paths
-from .readers import KINDS, detect_kind
-from .report import CSV_COLUMNS, AuditSummary, ServerReport
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use
+    from .columnar import AuditTable, audit_table
+    from .compressed import Limits
+    from .devices import audit_device_rows
+    from .dumps import audit_lspci_dumps
+    from .frames import audit_frame
+    from .listings import audit_records, audit_texts
+    from .output import OUTPUT_FORMATS, write_reports
+    from .paths import AuditRun, audit_paths
+    from .readers import KINDS, detect_kind
+    from .report import CSV_COLUMNS, AuditSummary, ServerReport
+
+# Imported on first use: a listing audit loads neither numpy nor the device-table code.
+_LAZY = {
+    "AuditTable": "columnar", "audit_table": "columnar", "Limits": "compressed",
+    "audit_device_rows": "devices", "audit_lspci_dumps": "dumps", "audit_frame": "frames",
+    "audit_records": "listings", "audit_texts": "listings", "OUTPUT_FORMATS": "output",
+    "write_reports": "output", "AuditRun": "paths", "audit_paths": "paths", "KINDS": "readers",
+    "detect_kind": "readers", "CSV_COLUMNS": "report", "AuditSummary": "report", "ServerReport": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = ["ServerReport", "AuditSummary", "AuditTable", "audit_table", "audit_records", "audit_texts",
            "audit_lspci_dumps",

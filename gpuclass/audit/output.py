@@ -18,9 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import InputError
-from .columnar import AuditTable
 from .report import CSV_COLUMNS, AuditSummary, ServerReport
-from .stream import output_schema, output_table, reports_table
 
 __all__ = ["write_reports", "OUTPUT_FORMATS"]
 
@@ -75,7 +73,7 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
         for item in _pieces(reports):
             if isinstance(item, ServerReport):
                 summary.add(item)
-                w.writerow(item.to_flat())
+                rows.writerow(item.to_flat().values())  # the values in CSV_COLUMNS' order
             else:  # the same cells, made a column at a time
                 _add_table(summary, item)
                 flat = item.flat()
@@ -97,10 +95,16 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
 
 def _pieces(reports: Iterable[Any]) -> Iterator[Any]:
     """ServerReport objects and AuditTable chunks, as the run gives them."""
-    if isinstance(reports, AuditTable):
+    if _is_table(reports):
         return iter((reports,))
     pieces = getattr(reports, "pieces", None)
     return pieces() if pieces is not None else iter(reports)
+
+
+def _is_table(item: Any) -> bool:
+    """An AuditTable chunk (none can exist before the columnar module is imported)."""
+    columnar = sys.modules.get(f"{__package__}.columnar")
+    return columnar is not None and isinstance(item, columnar.AuditTable)
 
 
 def _each(reports: Iterable[Any]) -> Iterator[ServerReport]:
@@ -111,7 +115,7 @@ def _each(reports: Iterable[Any]) -> Iterator[ServerReport]:
             yield from item
 
 
-def _add_table(summary: AuditSummary, result: AuditTable) -> None:
+def _add_table(summary: AuditSummary, result: Any) -> None:
     """:meth:`AuditSummary.add` of every server of a chunk, a column at a time."""
     t = result.table
     total = {c: int(t.column(c).to_numpy().sum()) for c in ("rows", "supported_cards", "slices",
@@ -134,6 +138,7 @@ def _write_parquet(pieces: Iterator[Any], out: Any, policy: Any, summary: AuditS
     import pyarrow.parquet as pq
 
     from ..policy import compile_policy
+    from .stream import output_schema, output_table, reports_table
 
     compiled = compile_policy(policy)
     writer = pq.ParquetWriter(out, output_schema(compiled))

@@ -37,14 +37,10 @@ from .archives import DUMP_SUFFIXES, Member, archive_kind, iter_dir, iter_tar, i
 from .compressed import Bounded, Limits, compression_of, decompress
 from .csvfiles import BadCsvRow, check_header, csv_rows, pick_column
 from .csvfiles import iter_text_csv as _text_rows
-from .devices import DeviceAuditor
-from .dumps import audit_lspci_dumps
 from .listings import TextAuditor
 from .progress import Counted, Progress
 from .readers import HEAD, KINDS, TEXT_COLUMNS, Reader, is_device_header, iter_feed, iter_ndjson, sniff
 from .report import ServerReport
-from .stream import iter_audit, prefetch
-from .tables import iter_device_csv, parquet_batches
 
 __all__ = ["audit_paths", "AuditRun"]
 
@@ -142,6 +138,8 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         data = stream.read(_MEMBER_LIMIT + 1)
         if len(data) > _MEMBER_LIMIT:
             raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for one dump)")
+        from .dumps import audit_lspci_dumps
+
         server = server_name(inner)
         yield from audit_lspci_dumps([(server, data)], policy=ctx.policy, source=name)
         return
@@ -155,6 +153,9 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
                                               "Parquet member that cannot be read in place)")
             source = io.BytesIO(data)
         # audited a column at a time: chunks of servers (AuditTable), iterated where reports are wanted
+        from .stream import iter_audit, prefetch
+        from .tables import parquet_batches
+
         yield from iter_audit(prefetch(parquet_batches(source, ctx.server_column, name)), policy=ctx.policy,
                               server_column=ctx.server_column, source=name)
         return
@@ -199,6 +200,9 @@ def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterato
         raise SourceError(name, 1, f"unreadable CSV header: {header.problem}")
     check_header(header, name)
     if kind == "table-csv" or is_device_header(header):
+        from .devices import DeviceAuditor
+        from .tables import iter_device_csv
+
         yield from DeviceAuditor(ctx.policy).reports(iter_device_csv(rows, header, ctx.server_column), name)
     else:
         yield from ctx.text_auditor().reports(

@@ -25,8 +25,6 @@ from __future__ import annotations
 import itertools
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from .names import MODEL, gpu_like, marketing_names, product_like
 from .normalize import drop_memory, name_words, split_tokens, variants
 
@@ -345,6 +343,8 @@ def _gpu_names(compiled: Any, db: Any, allowed: set[tuple[int, int]]) -> list[tu
     """Names of the policy's GPU vendors' devices (and their subsystems) not allowlisted."""
     if db is None:
         return []
+    import numpy as np  # at build time only: a cached matcher loads without it
+
     vendors = np.array(compiled.gpu_vendors, dtype=np.int64)
     arrays = db.arrays()
     keys = np.asarray(arrays["device_keys"]).astype(np.int64)

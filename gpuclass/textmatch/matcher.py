@@ -37,12 +37,12 @@ gpuclass``; the whole scan is linear in the text (no backtracking regex).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
+import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from ..errors import InputError
 from .build import (
@@ -60,6 +60,8 @@ from .build import (
 from .clauses import refine
 from .normalize import RS, normalize_bytes
 from .quantity import MEMORY_TOKENS, quantity
+
+_SEP = chr(RS)
 
 __all__ = ["Mention", "TextMatcher", "TextMatches", "default_matcher",
            "SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "EDITIONS_TEXT", "KIND_NAMES"]
@@ -84,51 +86,72 @@ class Mention(NamedTuple):
 
 
 class TextMatches:
-    """Matches of a batch, as arrays over the accepted mentions (text order).
+    """Matches of a batch, over the accepted mentions (text order).
 
-    ``record`` (int64) is the index of the text, ``kind`` (uint8), ``card``
-    (int16, -1 unless supported), ``count`` (int32), ``entry`` (int32) an index
-    into the matcher's name table.
+    As Python lists (what the listing audit reads, without numpy): ``records`` the index
+    of each mention's text, ``kinds``, ``cards`` (-1 unless supported), ``counts``,
+    ``entries`` (indices into the matcher's name table); as numpy arrays, made on first
+    use: ``record`` (int64), ``kind`` (uint8), ``card`` (int16), ``count`` (int32),
+    ``entry`` (int32).
     """
 
-    __slots__ = ("matcher", "n_texts", "record", "kind", "card", "count", "entry", "text")
+    __slots__ = ("matcher", "n_texts", "records", "kinds", "cards", "counts", "entries", "text", "_arrays")
 
     def __init__(self, matcher: "TextMatcher", n_texts: int, record, kind, card, count, entry,
                  text: list[str]) -> None:
         self.matcher = matcher
         self.n_texts = n_texts
-        self.record = np.asarray(record, dtype=np.int64)
-        self.kind = np.asarray(kind, dtype=np.uint8)
-        self.card = np.asarray(card, dtype=np.int16)
-        self.count = np.asarray(count, dtype=np.int32)
-        self.entry = np.asarray(entry, dtype=np.int32)
+        self.records, self.kinds, self.cards = list(record), list(kind), list(card)
+        self.counts, self.entries = list(count), list(entry)
         self.text = text
+        self._arrays: dict[str, Any] = {}
+
+    def _array(self, name: str, values: list, dtype: str):
+        out = self._arrays.get(name)
+        if out is None:
+            import numpy as np
+
+            out = self._arrays[name] = np.asarray(values, dtype=dtype)
+        return out
+
+    record = property(lambda self: self._array("record", self.records, "int64"))
+    kind = property(lambda self: self._array("kind", self.kinds, "uint8"))
+    card = property(lambda self: self._array("card", self.cards, "int16"))
+    count = property(lambda self: self._array("count", self.counts, "int32"))
+    entry = property(lambda self: self._array("entry", self.entries, "int32"))
 
     def __len__(self) -> int:
-        return int(self.record.shape[0])
+        return len(self.records)
 
-    def supported_cards(self) -> np.ndarray:
-        """Supported cards named per text (int64, length ``n_texts``)."""
-        sel = self.card >= 0
-        return np.bincount(self.record[sel], weights=self.count[sel],
-                           minlength=self.n_texts).astype(np.int64)
+    def _per_text(self, keep) -> list[int]:
+        out = [0] * self.n_texts
+        for r, k, c, n in zip(self.records, self.kinds, self.cards, self.counts):
+            if keep(k, c):
+                out[r] += n
+        return out
 
-    def unsupported_gpus(self) -> np.ndarray:
-        """Unsupported GPUs named per text (int64, length ``n_texts``)."""
-        sel = self.kind == UNSUPPORTED_TEXT
-        return np.bincount(self.record[sel], weights=self.count[sel],
-                           minlength=self.n_texts).astype(np.int64)
+    def supported_cards(self):
+        """Supported cards named per text (numpy int64, length ``n_texts``)."""
+        import numpy as np
+
+        return np.asarray(self._per_text(lambda k, c: c >= 0), dtype=np.int64)
+
+    def unsupported_gpus(self):
+        """Unsupported GPUs named per text (numpy int64, length ``n_texts``)."""
+        import numpy as np
+
+        return np.asarray(self._per_text(lambda k, c: k == UNSUPPORTED_TEXT), dtype=np.int64)
 
     def mentions(self, i: int) -> list[Mention]:
         """The mentions of text ``i`` as :class:`Mention` tuples."""
-        lo, hi = np.searchsorted(self.record, [i, i + 1])
-        return [self.mention(j) for j in range(int(lo), int(hi))]
+        lo, hi = bisect.bisect_left(self.records, i), bisect.bisect_left(self.records, i + 1)
+        return [self.mention(j) for j in range(lo, hi)]
 
     def mention(self, j: int) -> Mention:
         """Match ``j`` as a :class:`Mention`."""
-        e = self.matcher.entries[int(self.entry[j])]
+        e = self.matcher.entries[self.entries[j]]
         card = self.matcher.card_ids[e.target] if e.kind in (SUPPORTED_TEXT, EDITIONS_TEXT) else None
-        return Mention(KIND_NAMES[e.kind], card, e.name, int(self.count[j]), self.text[j], e.device_id)
+        return Mention(KIND_NAMES[e.kind], card, e.name, self.counts[j], self.text[j], e.device_id)
 
 
 class TextMatcher:
@@ -170,14 +193,59 @@ class TextMatcher:
             auto.add_word(phrase, (len(phrase) - 1, entry))
         auto.make_automaton()
         self._kind = [e.kind for e in self.entries]
+        self._targets = [e.target for e in self.entries]
         self.leftmost_longest = overlap_free(self.entries, patterns)
         self._heads = frozenset(p.split()[0] for p in (*patterns, *self._markers))
+        self._auto = auto
+        self.n_patterns = len(patterns)
+        self._ready()
+
+    # what a built matcher holds beyond its policy: all a cached one needs
+    _STATE = ("entries", "variant_of", "_markers", "leftmost_longest", "_heads", "_auto", "n_patterns")
+
+    def _ready(self) -> None:
+        self._kind = [e.kind for e in self.entries]
+        self._targets = [e.target for e in self.entries]
         # Leftmost-longest scanning (fewer hits, no overlap resolution) gives the same
         # answer whenever no trap name can begin inside a supported name and run past
         # its end; otherwise every overlapping hit is resolved (see _resolve).
-        self._scan = auto.iter_long if self.leftmost_longest else auto.iter
-        self._auto = auto
-        self.n_patterns = len(patterns)
+        self._scan = self._auto.iter_long if self.leftmost_longest else self._auto.iter
+
+    @classmethod
+    def cached(cls, policy: Any = None, pci_ids: str | os.PathLike | None = None) -> "TextMatcher":
+        """The matcher of ``policy`` and ``pci_ids`` (default: the database in use), loaded
+        from the cache (:mod:`gpuclass.textmatch.cache`: no numpy, no database, a few
+        milliseconds) or built and cached.
+
+        >>> TextMatcher.cached().find("GTX 1080 Ti")[0].card
+        'gtx-1080-ti'
+        """
+        from ..db.locate import resolve_path
+        from ..policy import compile_policy
+        from . import cache
+
+        compiled = compile_policy(policy)
+        path = resolve_path(pci_ids)
+        try:
+            key = cache.matcher_key(compiled.data, path)
+        except OSError:  # the database cannot be read: building says so
+            key = None
+        state = None if key is None else cache.load_state(key)
+        if state is not None:
+            m = cls.__new__(cls)
+            m.compiled = compiled
+            m.card_ids = compiled.card_ids
+            m.card_names = tuple(c["name"] for c in compiled.cards)
+            for name in cls._STATE:
+                setattr(m, name, state[name])
+            m._ready()
+            return m
+        from ..db import default_database
+
+        m = cls(compiled, default_database(path))
+        if key is not None:
+            cache.save_state(key, {name: getattr(m, name) for name in cls._STATE})
+        return m
 
     # -- matching -----------------------------------------------------------------
 
@@ -206,18 +274,22 @@ class TextMatcher:
         n = len(texts)
         if big.count("\x1f") != max(n - 1, 0):  # a text carries the separator itself
             big = " \x1f ".join(t.replace("\x1f", " ") for t in texts)
-        raw = normalize_bytes(big)
-        seps = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == RS)
-        norm = raw.decode("ascii")
+        norm = normalize_bytes(big).decode("ascii")
         hits = list(self._scan(norm))
         if not hits:
             return TextMatches(self, n, [], [], [], [], [], [])
-        ends = np.fromiter((h[0] for h in hits), dtype=np.int64, count=len(hits))
-        recs = np.searchsorted(seps, ends)
-        first = np.flatnonzero(np.r_[True, recs[1:] != recs[:-1]])
-        stop = np.append(first[1:], len(hits))
-        grec = recs[first]
-        padded = np.concatenate(([0], seps, [len(norm)]))
+        # the hits of each text: a text's index counts the separators before its hits
+        sep = _SEP
+        groups = []  # (text, first hit, after its last hit)
+        r, at, cur = 0, 0, -1
+        for k, (e, _) in enumerate(hits):
+            r += norm.count(sep, at, e)
+            at = e
+            if r != cur:
+                groups.append([r, k, k + 1])
+                cur = r
+            else:
+                groups[-1][2] = k + 1
         # Listings repeat the same lines over and over: each distinct text is resolved
         # once per batch (its mentions depend on its own words only).
         memo: dict[str, list[tuple[int, int, str]]] = {}
@@ -225,8 +297,11 @@ class TextMatcher:
         kinds, heads, plain = self._kind, self._heads, self.leftmost_longest
         rows: list[int] = []
         found: list[list[tuple[int, int, str]]] = []
-        for r, a, b, lo, hi in zip(grec.tolist(), first.tolist(), stop.tolist(),
-                                   padded[grec].tolist(), padded[grec + 1].tolist()):
+        for r, a, b in groups:
+            e0 = hits[a][0]
+            lo = max(norm.rfind(sep, 0, e0), 0)
+            hi = norm.find(sep, e0)
+            hi = len(norm) if hi < 0 else hi
             key = norm[lo:hi]
             done = get(key)
             if done is None:
@@ -238,23 +313,21 @@ class TextMatcher:
                         rows.append(r)
                         found.append(done)
                         continue
-                done = memo[key] = mentions(norm, lo, hi, seps, r,
-                                            [(e - ln, e, ent) for e, (ln, ent) in hits[a:b]])
+                done = memo[key] = mentions(norm, lo, hi, [(e - ln, e, ent) for e, (ln, ent) in hits[a:b]])
             if done:
                 rows.append(r)
                 found.append(done)
+        out_rec = [r for r, f in zip(rows, found) for _ in f]
         flat = list(itertools.chain.from_iterable(found))
         if not flat:
             return TextMatches(self, n, [], [], [], [], [], [])
-        out_rec = np.repeat(np.asarray(rows, dtype=np.int64), list(map(len, found)))
         out_entry, out_count, out_text = (list(c) for c in zip(*flat))
-        entry = np.asarray(out_entry, dtype=np.int32)
-        kind = np.asarray(self._kind, dtype=np.uint8)[entry]
-        target = np.asarray([e.target for e in self.entries], dtype=np.int16)[entry]
-        card = np.where((kind == SUPPORTED_TEXT) | (kind == EDITIONS_TEXT), target, -1)
-        return TextMatches(self, n, out_rec, kind, card, out_count, entry, out_text)
+        kind = [kinds[e] for e in out_entry]
+        targets = self._targets
+        card = [targets[e] if k in (SUPPORTED_TEXT, EDITIONS_TEXT) else -1 for e, k in zip(out_entry, kind)]
+        return TextMatches(self, n, out_rec, kind, card, out_count, out_entry, out_text)
 
-    def _mentions(self, norm: str, lo: int, hi: int, seps: np.ndarray, r: int,
+    def _mentions(self, norm: str, lo: int, hi: int,
                   spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str]]:
         """(entry, count, words) of the names one text's hits stand for."""
         kinds = self._kind
@@ -281,7 +354,7 @@ class TextMatcher:
         text = norm
         for f in found:
             if kinds[f[2]] in (AMBIGUOUS_TEXT, EDITIONS_TEXT):
-                found, text = self._without_memory(norm, seps, r, found)
+                found, text = self._without_memory(norm, lo, min(hi + 1, len(norm)), found)
                 break
         return [(ent, quantity(text, start, end), text[start + 1:end]) for start, end, ent in found]
 
@@ -300,12 +373,10 @@ class TextMatcher:
             pos = e if kinds[ent] < ABSENT_MARK else e + 1
         return out
 
-    def _without_memory(self, norm: str, seps: np.ndarray, r: int,
+    def _without_memory(self, norm: str, lo: int, hi: int,
                         found: list[tuple[int, int, int]]) -> tuple[list[tuple[int, int, int]], str]:
-        """Rescan one text with memory sizes taken out (``RTX PRO 6000 Blackwell 96GB Server
-        Edition``); kept only when that resolves what was ambiguous."""
-        lo = int(seps[r - 1]) if r > 0 else 0
-        hi = int(seps[r]) + 1 if r < len(seps) else len(norm)
+        """Rescan one text (``norm[lo:hi]``) with memory sizes taken out (``RTX PRO 6000
+        Blackwell 96GB Server Edition``); kept only when that resolves what was ambiguous."""
         segment = MEMORY_TOKENS.sub("", norm[lo:hi])
         spans = [(e - ln, e, ent) for e, (ln, ent) in self._scan(segment)]
         marks = [s for s in spans if self._kind[s[2]] >= ABSENT_MARK]
@@ -365,5 +436,6 @@ def _length(span):
 
 @functools.cache
 def default_matcher() -> TextMatcher:
-    """The matcher of the default policy and bundled pci.ids, built once per process."""
-    return TextMatcher(None)
+    """The matcher of the default policy and the database in use, once per process (from
+    the cache where it holds one: :meth:`TextMatcher.cached`)."""
+    return TextMatcher.cached(None)

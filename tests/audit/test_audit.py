@@ -344,3 +344,11 @@ def test_csv_row_the_csv_module_rejects_is_a_flagged_row(tmp_path, body, kind):
     assert sum(r.rows for r in reports) == 3
     assert [bool(r.problems) for r in reports] == [False, True, False]
     assert reports[2].gpu_capable and reports[2].slices > 0
+
+
+def test_flat_rows_follow_the_csv_columns():
+    """The CSV writer writes each flat row's values in order: the keys are CSV_COLUMNS."""
+    from gpuclass.audit.report import CSV_COLUMNS
+
+    for r in audit_records(AUCTION):
+        assert tuple(r.to_flat()) == CSV_COLUMNS

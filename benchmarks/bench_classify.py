@@ -190,13 +190,12 @@ def test_rollup_compiled(benchmark, classified):
 
 
 def numpy_rollup(status, card, slices, group, n_nodes):
-    count = lambda mask: np.bincount(group[mask], minlength=n_nodes)  # noqa: E731
-    cards = count(status == C.SUPPORTED)
+    """What a numpy user writes, tuned: every status counted per node in one bincount of a
+    combined key (one pass over the rows, not one per status), slices in a second."""
+    per = np.bincount(group.astype(np.int64) * 8 + status, minlength=n_nodes * 8).reshape(n_nodes, 8)
     total = np.bincount(group, weights=slices, minlength=n_nodes)
-    unsupported = count(status == C.UNSUPPORTED)
-    companions = count(status == C.COMPANION)
-    vfs = count(status == C.VIRTUAL_FUNCTION)
-    invalid = count(status == C.INVALID)
+    cards, unsupported = per[:, C.SUPPORTED], per[:, C.UNSUPPORTED]
+    companions, vfs, invalid = per[:, C.COMPANION], per[:, C.VIRTUAL_FUNCTION], per[:, C.INVALID]
     mixed = (cards > 0) & (unsupported > 0)
     return cards, total, unsupported, companions, vfs, invalid, mixed
 

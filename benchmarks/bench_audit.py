@@ -6,9 +6,16 @@ Groups (each times gpuclass and its baseline in the same run):
   traps included) through the automaton (``TextMatcher.find_many``) vs a
   compiled regex alternation of the same names with flexible spacing, run over
   each line (goal: at least 5x, and at least 500,000 lines/s on its own).
-- ``audit table 1M``: 1 million device rows (server, vendor, device, subvendor,
-  subdevice, class as hex text) to per-server reports, end to end, vs a plain
-  Python loop that looks every row up in a dict of allowed IDs.
+- ``audit table 1M hex``: 1 million device rows (server, vendor, device, subvendor,
+  subdevice, class as hex text in an Arrow table, ~208,000 servers) to one row per
+  server with ``audit_table``, vs the pyarrow script an Arrow user writes (class
+  prefix ``is_in``, allowlist comparisons, ``group_by`` sums; goal 2x) and the pandas
+  one (``merge`` with the allowlist, ``groupby``, ``crosstab``; goal 5x); the same
+  answers are asserted.  ``rows_per_s`` is recorded (goal: 10 million rows/s).
+- ``audit table 1M integer IDs``: the same with integer ID columns, against the same
+  pyarrow script on integers (recorded, no goal).
+- ``audit table linear 10x``: 10 million rows against ten audits of 1 million (goal:
+  per-row cost within 1.2x).
 
 Run: ``python -m pytest benchmarks/bench_audit.py`` (GPUCLASS_BENCH_QUICK=1: 100k rows).
 """
@@ -21,8 +28,8 @@ import re
 import pytest
 
 pytest.importorskip("ahocorasick")
+pytest.importorskip("pyarrow")
 
-from gpuclass.audit import audit_device_rows  # noqa: E402
 from gpuclass.textmatch import default_matcher  # noqa: E402
 
 COMMON = ["Intel Core i7-6700", "AMD Ryzen 9 5950X", "2x SSD SATA 250 GB", "4x RAM 16384 MB DDR4",
@@ -80,10 +87,18 @@ def test_text_regex_baseline(benchmark, descriptions):
     assert any(found)
 
 
-@pytest.fixture(scope="module")
-def device_rows(quick):
-    rng = random.Random(7)
-    n = 100_000 if quick else 1_000_000
+# -- device tables -----------------------------------------------------------------
+
+ALLOWED = ["1b80", "1b06", "27b0", "26b1", "2bb1", "2bb4", "2bb5"]
+CARD_IDS = ["gtx-1080", "gtx-1080-ti", "rtx-4000-sff-ada", "rtx-6000-ada",
+            "rtx-pro-6000-blackwell-workstation", "rtx-pro-6000-blackwell-max-q",
+            "rtx-pro-6000-blackwell-server"]
+
+
+def device_rows(n: int, seed: int = 7) -> list[tuple[str, ...]]:
+    """A fleet's device table: four host functions per server, a GPU and its audio on
+    three servers in ten (sometimes two), allowlisted cards and traps alike."""
+    rng = random.Random(seed)
     host = [("8086", "a703", "8086", "7270", "0600"), ("8086", "7ae0", "8086", "7270", "0c0330"),
             ("8086", "1a1c", "8086", "0000", "0200"), ("144d", "a80a", "144d", "aa0a", "010802")]
     cards = [("27b0", "22bc"), ("26b1", "22ba"), ("2bb4", "22e8"), ("1b80", "10f0"), ("1e30", "10f7"),
@@ -103,36 +118,150 @@ def device_rows(quick):
     return rows[:n]
 
 
-@pytest.mark.benchmark(group="audit table 1M")
-def test_audit_table(benchmark, device_rows):
+FIELDS = ("server", "vendor", "device", "subvendor", "subdevice", "class")
+
+
+def arrow_table(rows):
+    pa = pytest.importorskip("pyarrow")
+    return pa.table({f: pa.array([r[i] for r in rows]) for i, f in enumerate(FIELDS)})
+
+
+def integer_table(table):
+    """The same table with integer ID columns (as a table loaded from typed Parquet)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = {"server": table["server"]}
+    for f in FIELDS[1:]:
+        out[f] = pa.array([int(x, 16) for x in table[f].to_pylist()], pa.int32())
+    del pc
+    return pa.table(out)
+
+
+def pyarrow_audit(t, ints: bool = False):
+    """What an Arrow user writes: GPU rows by class, allowlisted by comparison, summed per server."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if ints:
+        cls = pc.shift_right(t["class"], 8)
+        gpu = pc.or_(pc.equal(cls, 0x0300), pc.equal(cls, 0x0302))
+        nvidia = pc.equal(t["vendor"], 0x10DE)
+        ids = [int(x, 16) for x in ALLOWED]
+    else:
+        gpu = pc.is_in(pc.utf8_slice_codeunits(t["class"], 0, 4), value_set=pa.array(["0300", "0302"]))
+        nvidia = pc.equal(t["vendor"], "10de")
+        ids = ALLOWED
+    nv_gpu = pc.and_(gpu, nvidia)
+    cols = {"server": t["server"]}
+    sup = None
+    for cid, dev in zip(CARD_IDS, ids):
+        hit = pc.and_(nv_gpu, pc.equal(t["device"], dev))
+        cols[cid] = hit
+        sup = hit if sup is None else pc.or_(sup, hit)
+    cols["supported"] = sup
+    cols["unsupported"] = pc.and_(nv_gpu, pc.invert(sup))
+    return pa.table(cols).group_by("server", use_threads=False).aggregate(
+        [(c, "sum") for c in (*CARD_IDS, "supported", "unsupported")])
+
+
+def pandas_audit(df):
+    """What a pandas user writes: merge with the allowlist, then groupby per server."""
+    import pandas as pd
+
+    allow = pd.DataFrame({"vendor": "10de", "device": ALLOWED, "card": CARD_IDS})
+    gpu = df["class"].str[:4].isin(["0300", "0302"])
+    m = df[gpu].merge(allow, on=["vendor", "device"], how="left")
+    m["supported"] = m["card"].notna()
+    m["unsupported"] = ~m["supported"] & (m["vendor"] == "10de")
+    per = m.groupby("server", sort=False).agg(supported=("supported", "sum"),
+                                              unsupported=("unsupported", "sum"))
+    cards = pd.crosstab(m["server"], m["card"])
+    return per.join(cards).reindex(df["server"].unique(), fill_value=0)
+
+
+@pytest.fixture(scope="module")
+def table_1m(quick):
+    return arrow_table(device_rows(100_000 if quick else 1_000_000))
+
+
+def _same_answers(result, baseline):
+    """gpuclass and a pyarrow baseline agree, server by server."""
+    got = dict(zip(result.table["server"].to_pylist(), result.table["supported_cards"].to_pylist()))
+    want = dict(zip(baseline["server"].to_pylist(), baseline["supported_sum"].to_pylist()))
+    assert got == want
+    uns = dict(zip(baseline["server"].to_pylist(), baseline["unsupported_sum"].to_pylist()))
+    assert uns == dict(zip(result.table["server"].to_pylist(), result.table["unsupported_gpus"].to_pylist()))
+
+
+@pytest.mark.benchmark(group="audit table 1M hex")
+def test_audit_table_arrow(benchmark, table_1m):
+    from gpuclass.audit import audit_table
+
     benchmark.extra_info["role"] = "gpuclass"
-
-    def run():
-        return sum(r.slices for r in audit_device_rows(device_rows))
-    slices = benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
-    benchmark.extra_info["rows_per_s"] = len(device_rows) / benchmark.stats.stats.median
-    assert slices > 0
+    result = benchmark.pedantic(audit_table, args=(table_1m,), rounds=5, iterations=1, warmup_rounds=1)
+    benchmark.extra_info["rows_per_s"] = table_1m.num_rows / benchmark.stats.stats.median
+    _same_answers(result, pyarrow_audit(table_1m))
 
 
-@pytest.mark.benchmark(group="audit table 1M")
-def test_audit_table_python_baseline(benchmark, device_rows):
+@pytest.mark.benchmark(group="audit table 1M hex")
+def test_audit_table_pyarrow_baseline(benchmark, table_1m):
+    benchmark.extra_info.update(role="baseline", goal=2.0)
+    benchmark.pedantic(pyarrow_audit, args=(table_1m,), rounds=5, iterations=1, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group="audit table 1M hex")
+def test_audit_table_pandas_baseline(benchmark, table_1m):
+    benchmark.extra_info.update(role="baseline", goal=5.0)
+    df = table_1m.to_pandas()
+    out = benchmark.pedantic(pandas_audit, args=(df,), rounds=3, iterations=1)
+    assert int(out["supported"].sum()) > 0
+
+
+@pytest.fixture(scope="module")
+def int_table_1m(table_1m):
+    return integer_table(table_1m)
+
+
+@pytest.mark.benchmark(group="audit table 1M integer IDs")
+def test_audit_table_integers(benchmark, int_table_1m):
+    from gpuclass.audit import audit_table
+
+    benchmark.extra_info["role"] = "gpuclass"
+    result = benchmark.pedantic(audit_table, args=(int_table_1m,), rounds=5, iterations=1, warmup_rounds=1)
+    _same_answers(result, pyarrow_audit(int_table_1m, ints=True))
+
+
+@pytest.mark.benchmark(group="audit table 1M integer IDs")
+def test_audit_table_integers_pyarrow_baseline(benchmark, int_table_1m):
     benchmark.extra_info["role"] = "baseline"
-    allowed = {(0x10DE, d): 4 for d in (0x1B80, 0x1B06, 0x27B0, 0x26B1, 0x2BB1, 0x2BB4, 0x2BB5)}
+    benchmark.pedantic(pyarrow_audit, args=(int_table_1m, True), rounds=5, iterations=1, warmup_rounds=1)
 
-    def run():
-        out: dict[str, list[int]] = {}
-        for server, v, d, sv, sd, cls in device_rows:
-            rec = out.setdefault(server, [0, 0, 0])
-            code = int(cls, 16)
-            if code <= 0xFFFF:
-                code <<= 8
-            if code >> 8 not in (0x0300, 0x0302):
-                continue
-            key = (int(v, 16), int(d, 16))
-            if key in allowed:
-                rec[0] += 1
-                rec[1] += allowed[key]
-            elif key[0] == 0x10DE:
-                rec[2] += 1
-        return sum(r[1] for r in out.values())
-    assert benchmark.pedantic(run, rounds=1, iterations=1) > 0
+
+@pytest.fixture(scope="module")
+def tables_linear(quick):
+    """A table ten times the size, and the tenth of it ten times over: the same rows."""
+    small = device_rows(100_000 if quick else 1_000_000, seed=11)
+    return arrow_table(small * 10), arrow_table(small)
+
+
+@pytest.mark.benchmark(group="audit table linear 10x")
+def test_audit_table_ten_times_the_rows(benchmark, tables_linear):
+    from gpuclass.audit import audit_table
+
+    big, _ = tables_linear
+    benchmark.extra_info["role"] = "gpuclass"
+    result = benchmark.pedantic(audit_table, args=(big,), rounds=3, iterations=1, warmup_rounds=1)
+    assert int(result.table["rows"].to_numpy().sum()) == big.num_rows
+
+
+@pytest.mark.benchmark(group="audit table linear 10x")
+def test_audit_table_tenth_ten_times(benchmark, tables_linear):
+    """The baseline is gpuclass itself: ten audits of a tenth of the rows (goal: the big table
+    costs at most 1.2x as much per row, a ratio >= 0.83)."""
+    from gpuclass.audit import audit_table
+
+    _, small = tables_linear
+    benchmark.extra_info.update(role="baseline", goal=1 / 1.2)
+    benchmark.pedantic(lambda: [audit_table(small) for _ in range(10)], rounds=3, iterations=1,
+                       warmup_rounds=1)

@@ -442,7 +442,10 @@ def fuzz_lspci(data: bytes) -> None:
         return
     fmt, text = _FORMATS[data[0] % 4], _text(data[1:])
     t = lspci.parse_lspci(text, fmt)
-    if (fmt or lspci.detect_format(text)) == "mm":
+    # every row is a device line or a flagged one: noise never takes the lines after it
+    nonblank = sum(1 for line in text.split("\n") if line.strip())
+    assert len(t) <= nonblank, f"{len(t)} rows for {nonblank} lines"
+    if fmt == "mm":
         # the column-wise fast path must agree with the line-by-line regex path
         fast = getattr(lspci, "_mm_fast", None)
         if fast is not None:
@@ -731,3 +734,57 @@ def fuzz_audit(data: bytes) -> None:
                 audit.write_reports(reports, fmt, out)
             except TypeError:  # the writer's signature is issue 5's to settle
                 break
+
+
+# -- audit collections, compressed inputs and the text matcher ---------------------------
+
+_CONTAINERS = ("fleet.tar", "fleet.tar.gz", "fleet.zip", "feed.json.gz", "sb-120000.xz", "dumps")
+
+
+@target("audit_archive", "audit inputs inside containers: tar (plain, gzip), zip, gzip/xz streams, a directory",
+        requires="gpuclass.audit")
+def fuzz_audit_archive(data: bytes) -> None:
+    """The first byte picks the container; the rest is its raw bytes, or (for a directory)
+    files split at NUL bytes.  Every member is a report or a skipped input, or the run
+    stops with a typed error; nothing else escapes."""
+    from gpuclass import audit
+
+    if not data:
+        return
+    name = _CONTAINERS[data[0] % len(_CONTAINERS)]
+    base = os.path.join(scratch_dir(), "archive")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    path = os.path.join(base, name)
+    if name == "dumps":
+        os.makedirs(path)
+        for i, part in enumerate(data[1:].split(b"\0")[:16]):
+            sub = os.path.join(path, f"host{i}")
+            os.makedirs(sub)
+            with open(os.path.join(sub, "lspci.txt" if i % 2 else f"h{i}.json"), "wb") as fh:
+                fh.write(part)
+    else:
+        with open(path, "wb") as fh:
+            fh.write(data[1:])
+    run = audit.audit_paths([path], limits=audit.Limits(max_expanded=64 << 20))
+    reports = list(run)
+    for r in reports:
+        assert r.rows >= 1 and r.slices >= 0 and r.supported_cards >= 0
+    for fmt in audit.OUTPUT_FORMATS:
+        audit.write_reports(reports, fmt, io.StringIO())
+
+
+@target("textmatch", "listing text through the free-text matcher: counts, asides, batch vs single",
+        requires="ahocorasick")
+def fuzz_textmatch(data: bytes) -> None:
+    from gpuclass.textmatch import default_matcher
+
+    m = default_matcher()
+    texts = _text(data).split("\n")[:64]
+    batch = m.find_many(texts)
+    assert (batch.count >= 1).all()
+    for i, t in enumerate(texts[:8]):
+        assert batch.mentions(i) == m.find(t), f"batch and single differ on {t!r}"
+    # an absence aside never adds a card
+    base = m.find_many([" ".join(texts)]).supported_cards().sum()
+    assert m.find_many([" ".join(texts) + " (not included)"]).supported_cards().sum() <= base

@@ -31,6 +31,7 @@ _LAZY = {
     "SourceError": "gpuclass.errors",
     "PolicyError": "gpuclass.errors",
     "ManifestError": "gpuclass.errors",
+    "QuantityError": "gpuclass.errors",
     # hardware sources, all into one DeviceTable
     "DeviceTable": "gpuclass.devices",
     "scan_sysfs": "gpuclass.sources.sysfs",
@@ -58,18 +59,27 @@ _LAZY = {
     "device_plugin_config": "gpuclass.k8s.labels",
     "device_plugin_configmap": "gpuclass.k8s.labels",
     "validate_pod": "gpuclass.k8s.pods",
+    "validate_pods": "gpuclass.k8s.pods",
     "PodValidation": "gpuclass.k8s.pods",
     "diagnose": "gpuclass.k8s.diagnose",
+    "diagnose_nodes": "gpuclass.k8s.diagnose",
     "Diagnosis": "gpuclass.k8s.diagnose",
+    "parse_quantity": "gpuclass.k8s.quantity",
     # fleet audits
     "TextMatcher": "gpuclass.textmatch",
     "default_matcher": "gpuclass.textmatch",
     "audit_paths": "gpuclass.audit",
     "audit_records": "gpuclass.audit",
     "audit_frame": "gpuclass.audit",
+    "audit_table": "gpuclass.audit",
+    "AuditTable": "gpuclass.audit",
     "write_reports": "gpuclass.audit",
     "ServerReport": "gpuclass.audit",
     "AuditSummary": "gpuclass.audit",
+    # fleet reports: figures and one HTML page
+    "fleet_summary": "gpuclass.report",
+    "FleetSummary": "gpuclass.report",
+    "write_html_report": "gpuclass.report",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
@@ -96,7 +106,15 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
+# submodules reached as attributes: gpuclass.dask.audit(...)
+_SUBMODULES = ("dask",)
+
+
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"gpuclass.{name}")
+        globals()[name] = value
+        return value
     modname = _LAZY.get(name)
     if modname is None:
         raise AttributeError(f"module 'gpuclass' has no attribute {name!r}")

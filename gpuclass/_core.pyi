@@ -1,16 +1,21 @@
-"""Typed signatures of the compiled core (``_core.pyx``) and its twin (``_core_py.py``)."""
+"""Typed signatures of the compiled core (``_core.pyx``, kernels in ``_native/*.pxi``) and of its
+twin (``_native/twin.py``): the same names, signatures and results (``tests/test_types.py``)."""
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from ._native.contract.audit import AuditRuns, Column
 from ._native.contract.sysfs import Root
 from .errors import SkippedLine
 
 IS_COMPILED: Final[bool]
 
 Tables = dict[str, npt.NDArray[np.unsignedinteger]]
+
+# -- the pci.ids tokenizer (_native/pciids.pxi; twin: _native/pciids_py.py) -------------
 
 def scan_pci_ids(
     data: bytes | bytearray | memoryview, strict: bool = True
@@ -20,11 +25,13 @@ def scan_pci_ids(
     npt.NDArray[np.uint32],  # line of each entry
     npt.NDArray[np.uint32],  # name start offsets
     npt.NDArray[np.uint32],  # name end offsets
-    list[tuple[int, int, int, int]],  # (line, code, field, start) per bad line
+    list[tuple[int, int, int, int]],  # (line, code, field, start) per bad or flagged line
 ]: ...
 def parse_pci_ids(
     data: bytes | bytearray | memoryview, strict: bool = True, filename: str = "<pci.ids>"
 ) -> tuple[Tables, list[SkippedLine]]: ...
+
+# -- hashed key lookups (_native/keyindex.pxi; twin: _native/keyindex_py.py) ------------
 
 class KeyIndex:
     keys: npt.NDArray[np.unsignedinteger]
@@ -35,7 +42,7 @@ class KeyIndex:
     def find(self, key: int) -> int: ...
     def lookup(self, queries: npt.ArrayLike) -> npt.NDArray[np.int32]: ...
 
-# -- the allowlist matcher (_match.pxi; twin: _match_py.py) ----------------------------
+# -- the allowlist matcher (_native/match.pxi; twin: _native/match_py.py) ----------------
 
 def match_devices(
     tables: object,
@@ -57,9 +64,32 @@ def rollup(
     slices: npt.ArrayLike,
     group: npt.ArrayLike | None = None,
     n_groups: int = 1,
-) -> npt.NDArray[np.int64]: ...
+    n_cards: int | None = None,
+) -> npt.NDArray[np.int32] | tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
 
-# -- sysfs device reading (_sysfs.pxi; twin: _sysfs_py.py) ------------------------------
+# -- device tables (_native/audit.pxi; twin: _native/audit_py.py) -----------------------
+
+def audit_rows(
+    tables: object,
+    columns: Sequence[Column],  # server, vendor, device, class, subvendor, subdevice
+    n_cards: int,
+) -> AuditRuns: ...
+def merge_runs(
+    group: npt.ArrayLike,
+    totals: npt.ArrayLike,
+    counts: npt.ArrayLike,
+    n_groups: int,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+def key_hashes(column: Column, seed: int) -> npt.NDArray[np.uint64]: ...
+
+class KeySet:
+    def __init__(self) -> None: ...
+    def __len__(self) -> int: ...
+    def add(
+        self, hashes: npt.ArrayLike, base: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+
+# -- sysfs device reading (_native/sysfs.pxi; twin: _native/sysfs_py.py) ----------------
 
 def read_devices(
     dir_fd: int, names: list[str], devdir: str, root: Root | None

@@ -3,7 +3,8 @@
 # The C they call lives in gpuclass/_native/include/*.h, declared in
 # gpuclass/_native/kernels.pxd.  Compiler directives are set in one place,
 # setup.py (GPUCLASS_CYTHON_DEBUG=1 turns bounds and wraparound checks back on).
-"""The native core: pci.ids tokenizer, hashed key lookups, the matcher and rollup, sysfs reading.
+"""The native core: pci.ids tokenizer, hashed key lookups, the matcher and rollup, sysfs reading,
+and device tables audited from their columns.
 
 Its pure-Python twin is ``gpuclass._native.twin``; both expose the same names
 with the same signatures, results and exception types.
@@ -17,7 +18,7 @@ with the same signatures, results and exception types.
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int16_t, int32_t, int64_t
-from libc.string cimport memcpy, memchr
+from libc.string cimport memchr, memcpy, memset
 from libc.stdlib cimport calloc, free
 
 from gpuclass._native.kernels cimport *
@@ -31,3 +32,4 @@ include "_native/pciids.pxi"
 include "_native/keyindex.pxi"
 include "_native/match.pxi"
 include "_native/sysfs.pxi"
+include "_native/audit.pxi"

@@ -108,29 +108,34 @@ class ClassificationResult:
         return name, miss, note
 
     def devices(self, db: Any = None, indices=None) -> list:
-        """Devices as :class:`gpuclass.models.DeviceClassification` (all, or ``indices``)."""
+        """Devices as :class:`gpuclass.models.DeviceClassification` (all, or ``indices``), in the
+        shared record shape of :mod:`gpuclass.records`; names from ``db`` (default: the default
+        database where it loads; :data:`gpuclass.pcinames.NO_NAMES` for none)."""
         from .models import DeviceClassification, NearMiss
+        from .records import device_record
 
+        names = default_names() if db is None else db
         out = []
         rows = range(len(self)) if indices is None else indices
         ids = self.compiled.cards
+        revision, driver = self.inputs.get("revision"), self.inputs.get("driver")
         for i in rows:
             i = int(i)
-            name, miss, note = self.explain(i, db)
+            _, miss, note = self.explain(i, names)
             c = int(self.card[i])
             sv, sd = self._value("subvendor", i), self._value("subdevice", i)
             hs = self.inputs.get("has_subsystem")
             if hs is not None and not bool(np.asarray(hs)[i]):
                 sv = sd = None
+            rec = device_record(
+                self._value("vendor", i), self._value("device", i), self._value("class_code", i),
+                subvendor=sv, subdevice=sd,
+                revision=None if revision is None else int(revision[i]),
+                driver=None if driver is None else driver[i], slot=self._address(i), db=names)
             out.append(DeviceClassification(
-                index=i, address=self._address(i),
-                vendor=f"{self._value('vendor', i):04x}", device=f"{self._value('device', i):04x}",
-                subvendor=None if sv is None else f"{sv:04x}",
-                subdevice=None if sd is None else f"{sd:04x}",
-                class_code=f"{self._value('class_code', i):06x}",
-                status=STATUS_NAMES[int(self.status[i])],
+                index=i, **rec, status=STATUS_NAMES[int(self.status[i])],
                 card=ids[c]["id"] if c >= 0 else None, card_name=ids[c]["name"] if c >= 0 else None,
-                slices=int(self.slices[i]), name=name,
+                slices=int(self.slices[i]),
                 near_miss=NearMiss(**miss._asdict()) if miss else None, note=note))
         return out
 
@@ -181,10 +186,14 @@ def classify_table(table: Any, policy: Any = None, *, group=None, core=None) -> 
     addr = [get(n, None) for n in ("domain", "bus", "slot")]
     if any(a is None for a in addr):
         addr = [None, None, None]
-    return classify(vendor, device, sv, sd, class_code, has_subsystem=hs, flags=get("flags", None),
-                    group=group, domain=addr[0], bus=addr[1], slot=addr[2],
-                    function=get("function", None) if addr[0] is not None else None,
-                    policy=policy, core=core)
+    result = classify(vendor, device, sv, sd, class_code, has_subsystem=hs, flags=get("flags", None),
+                      group=group, domain=addr[0], bus=addr[1], slot=addr[2],
+                      function=get("function", None) if addr[0] is not None else None,
+                      policy=policy, core=core)
+    # kept for the device records (rev, driver); the kernels do not need them
+    result.inputs["revision"] = get("revision", None)
+    result.inputs["driver"] = get("driver", None)
+    return result
 
 
 class Rollup:

@@ -20,7 +20,9 @@ __all__ = [
     "R_VFS", "R_INVALID", "R_MODEL", "R_MIXED", "ROLLUP_COLUMNS", "MIXED_UNSUPPORTED",
     "MIXED_MODELS", "NVIDIA", "GPU_CLASSES", "COMPANION_CLASSES", "SLICES_PER_CARD",
     "GPU_LABEL", "GPU_RESOURCE", "GPU_RESOURCE_SHARED", "HOST_LABELS", "RUNTIME_CLASS",
-    "GFD_PRODUCT", "GFD_COUNT",
+    "GFD_PRODUCT", "GFD_COUNT", "GFD_REPLICAS", "GFD_SHARED_SUFFIX", "GPU_PRESENCE_LABELS",
+    "LABEL_TRUE", "DEVICE_PLUGIN_CONFIG_LABEL", "KERNEL_MODULES", "PROPRIETARY_ONLY_FAMILIES",
+    "OPEN_ONLY_FAMILIES", "EITHER_MODULE_FAMILIES", "accepted_kernel_modules",
 ]
 
 # -- per-device status (uint8 in every result array; part of the array API) ----------
@@ -65,11 +67,50 @@ GPU_RESOURCE_SHARED = "nvidia.com/gpu.shared"
 HOST_LABELS = {"hardware": "gpu"}
 # The RuntimeClass of the Kata (VM-isolated) runtime that pods opt into.
 RUNTIME_CLASS = "secure"
-# GPU Feature Discovery's labels, read when present to name the card and count it.
+# The one value of GPU_LABEL that selects a node: label selectors compare values exactly,
+# so "True" or "TRUE" is a different value that no nodeSelector for "true" matches.
+LABEL_TRUE = "true"
+# GPU Feature Discovery's labels, read when present to name the card and count it.  GFD
+# sanitises the NVML product name (characters outside [A-Za-z0-9-_. ] dropped, runs of
+# blanks joined by "-") and appends "-SHARED" while the resource is time-sliced under its
+# own name (replicas > 1 without a rename).
 GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
+GFD_REPLICAS = "nvidia.com/gpu.replicas"
+GFD_SHARED_SUFFIX = "-SHARED"
+# Labels that say a node has an NVIDIA GPU at all (GFD, the GPU operator, NFD's PCI source).
+GPU_PRESENCE_LABELS = (GFD_PRODUCT, GFD_COUNT, "nvidia.com/gpu.present",
+                       "feature.node.kubernetes.io/pci-10de.present")
+# The node label that picks one of several configs in the device plugin's ConfigMap.
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+
+# -- NVIDIA's kernel-module support matrix, by the policy's family names -------------
+KERNEL_MODULES = ("proprietary", "open")
+# Families the open kernel modules do not drive (they start with Turing).
+PROPRIETARY_ONLY_FAMILIES = frozenset({"kepler", "maxwell", "pascal", "volta"})
+# Families only the open kernel modules drive.
+OPEN_ONLY_FAMILIES = frozenset({"blackwell"})
+# Turing and later until Blackwell: either flavour.
+EITHER_MODULE_FAMILIES = frozenset({"turing", "ampere", "ada-lovelace", "hopper"})
 
 
 def flag_names(flags: int) -> list[str]:
     """The names of the bits set in ``flags``."""
     return [name for bit, name in FLAG_NAMES if flags & bit]
+
+
+def accepted_kernel_modules(family: str, preferred: str) -> tuple[str, ...]:
+    """The kernel-module flavours that drive a card of ``family``, ``preferred`` first.
+
+    A family the matrix does not name accepts only what its policy says.
+
+    >>> accepted_kernel_modules("ada-lovelace", "open"), accepted_kernel_modules("pascal", "proprietary")
+    (('open', 'proprietary'), ('proprietary',))
+    """
+    if family in PROPRIETARY_ONLY_FAMILIES:
+        return ("proprietary",)
+    if family in OPEN_ONLY_FAMILIES:
+        return ("open",)
+    if family in EITHER_MODULE_FAMILIES:
+        return (preferred, *(m for m in KERNEL_MODULES if m != preferred))
+    return (preferred,)

@@ -330,32 +330,12 @@ class DeviceTable:
                 out.append(f"row {i} {name}: {a[i]!r} != {b[i]!r}")
         return out
 
-    def to_records(self) -> list[dict[str, Any]]:
-        """One plain dict per row (for JSON); absent values are ``None``."""
-        addrs = self.addresses()
-        cols = {name: getattr(self, name).tolist() for name in NUMERIC_COLUMNS}
-        out = []
-        for i in range(len(self)):
-            sub = (f"{cols['subvendor'][i]:04x}:{cols['subdevice'][i]:04x}"
-                   if cols["has_subsystem"][i] else None)
-            flags = cols["flags"][i]
-            rec: dict[str, Any] = {
-                "address": addrs[i] if addrs[i] != "-" else None,
-                "vendor": f"{cols['vendor'][i]:04x}",
-                "device": f"{cols['device'][i]:04x}",
-                "subsystem": sub,
-                "class": f"{cols['class_code'][i]:06x}",
-                "revision": None if cols["revision"][i] < 0 else f"{cols['revision'][i]:02x}",
-                "driver": self.driver[i],
-                "numa_node": None if cols["numa_node"][i] < 0 else cols["numa_node"][i],
-                "iommu_group": None if cols["iommu_group"][i] < 0 else cols["iommu_group"][i],
-                "sriov_totalvfs": None if cols["sriov_totalvfs"][i] < 0 else cols["sriov_totalvfs"][i],
-                "sriov_numvfs": None if cols["sriov_numvfs"][i] < 0 else cols["sriov_numvfs"][i],
-                "flags": flag_names(flags),
-                "problem": self.problems[i],
-            }
-            out.append(rec)
-        return out
+    def to_records(self, db: Any = None) -> list[dict[str, Any]]:
+        """One plain dict per row (for JSON), in the shared record shape of
+        :mod:`gpuclass.records` (names from ``db`` when given); absent values are ``None``."""
+        from .records import table_records
+
+        return table_records(self, db)
 
     # -- lspci text -----------------------------------------------------------
 

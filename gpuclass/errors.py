@@ -23,6 +23,7 @@ __all__ = [
     "SourceError",
     "PolicyError",
     "ManifestError",
+    "QuantityError",
 ]
 
 
@@ -58,11 +59,18 @@ class CacheError(GpuclassError):
 
 
 class SkippedLine(NamedTuple):
-    """One line that lenient parsing skipped: where, why, and its text."""
+    """One line that lenient parsing skipped: where, why, and its text.
+
+    ``kept`` marks a line that was read, but not as written: libpci accepts it
+    (a name that is not UTF-8, a prog-if directly under its class line), and so
+    does gpuclass, yet lenient mode lists it (``PciDatabase.flagged``) so that
+    nothing passes unseen.
+    """
 
     line: int
     reason: str
     text: str
+    kept: bool = False
 
 
 class SourceError(GpuclassError):
@@ -129,3 +137,22 @@ class ManifestError(GpuclassError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.path, self.reason, self.source))
+
+
+class QuantityError(GpuclassError, ValueError):
+    """A value that is not a Kubernetes quantity, or one outside what gpuclass computes.
+
+    ``text`` shows the value (shortened; a huge integer is described, never converted
+    to its digits) and ``reason`` says what is wrong.
+
+    >>> str(QuantityError("'1K'", "unknown suffix 'K'"))
+    "'1K' is not a quantity: unknown suffix 'K'"
+    """
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+        super().__init__(f"{text} is not a quantity: {reason}")
+
+    def __reduce__(self):
+        return (type(self), (self.text, self.reason))

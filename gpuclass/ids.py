@@ -21,13 +21,15 @@ ID" and "what is a PCI address" have one answer.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["HEX_DIGITS", "parse_id", "id_value", "parse_address", "ADDRESS_PATTERN",
            "id_column", "hex_matrix", "ascii_matrix", "format_address"]
@@ -94,9 +96,18 @@ def format_address(domain: int, bus: int, slot: int, function: int) -> str:
 
 # -- columns -----------------------------------------------------------------------------
 
-_LUT = np.full(256, 0xFF, dtype=np.uint8)  # 0xFF: not a hex digit
-_LUT[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
-_LUT[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16, dtype=np.uint8)
+# numpy is imported by the column functions only: the scalar ones above serve paths
+# (listings, policies) that do without it
+
+
+@functools.cache
+def _lut() -> "np.ndarray":
+    import numpy as np
+
+    lut = np.full(256, 0xFF, dtype=np.uint8)  # 0xFF: not a hex digit
+    lut[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
+    lut[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16, dtype=np.uint8)
+    return lut
 
 
 def ascii_matrix(strings: Sequence[str], width: int) -> np.ndarray | None:
@@ -105,6 +116,8 @@ def ascii_matrix(strings: Sequence[str], width: int) -> np.ndarray | None:
     >>> ascii_matrix(["ab", "cd"], 2).tolist(), ascii_matrix(["ab", "c"], 2)
     ([[97, 98], [99, 100]], None)
     """
+    import numpy as np
+
     try:
         raw = "".join(strings).encode("ascii")
     except UnicodeEncodeError:
@@ -121,7 +134,9 @@ def hex_matrix(chars: np.ndarray) -> np.ndarray | None:
     >>> hex_matrix(ascii_matrix(["10de", "1B80"], 4)).tolist()
     [4318, 7040]
     """
-    digits = _LUT[chars]
+    import numpy as np
+
+    digits = _lut()[chars]
     if chars.size and int(digits.max()) == 0xFF:
         return None
     out = digits[:, 0].astype(np.uint32) if chars.shape[1] else np.zeros(chars.shape[0], np.uint32)
@@ -145,6 +160,8 @@ def id_column(values: Sequence[Any], bits: int,
     Integer columns pass straight through; short string columns are decoded
     with numpy, anything else cell by cell.
     """
+    import numpy as np
+
     n = len(values)
     out = np.zeros(n, dtype=np.int64)
     present = np.ones(n, dtype=bool)
@@ -162,7 +179,7 @@ def id_column(values: Sequence[Any], bits: int,
     if arr.dtype.kind == "U" and arr.dtype.itemsize // 4 <= width:
         codes = arr.view(np.uint32).reshape(n, -1)
         pad = codes == 0
-        digits = _LUT[np.minimum(codes, 255)].astype(np.int64)  # non-ASCII: 0xFF too
+        digits = _lut()[np.minimum(codes, 255)].astype(np.int64)  # non-ASCII: 0xFF too
         # strings are left-aligned: a row is good when every unpadded byte is a digit
         ok = ((digits != 0xFF) | pad).all(axis=1) & ~pad[:, 0]
         acc = np.zeros(n, dtype=np.int64)

@@ -17,10 +17,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .constants import GPU_LABEL, GPU_RESOURCE
+from .constants import GPU_LABEL, GPU_RESOURCE, SLICES_PER_CARD
 
-__all__ = ["GpuCard", "NearMiss", "DeviceClassification", "NodeGpuSummary", "json_schemas",
-           "Status"]
+__all__ = ["GpuCard", "NearMiss", "DeviceClassification", "NodeGpuSummary", "TimeSlicing",
+           "json_schemas", "Status"]
 
 # the names of constants.STATUS_NAMES (a test holds them equal)
 Status = Literal["not-gpu", "supported", "unsupported", "companion", "virtual-function", "invalid"]
@@ -49,23 +49,51 @@ class NearMiss(BaseModel):
 
 
 class DeviceClassification(BaseModel):
-    """One PCI function and what the policy makes of it."""
+    """One PCI function and what the policy makes of it.
 
-    model_config = _FROZEN
+    The device fields are the shared record of :mod:`gpuclass.records` (``slot``,
+    ``class``, ``vendor``, ``device``, ``svendor``, ``sdevice``, ``rev``, ``progif``,
+    ``driver``, each name in its ``*_name`` field); JSON carries ``class`` under that
+    name (the attribute is ``class_``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True,
+                              serialize_by_alias=True)
     index: int
-    address: str | None = None
+    slot: str | None = None
+    class_: str = Field(alias="class", description="PCI class and subclass, 4 hex digits")
+    class_name: str | None = None
+    progif: str | None = None
     vendor: str
+    vendor_name: str | None = None
     device: str
-    subvendor: str | None = None
-    subdevice: str | None = None
-    class_code: str
+    device_name: str | None = None
+    svendor: str | None = None
+    svendor_name: str | None = None
+    sdevice: str | None = None
+    sdevice_name: str | None = Field(None, description="the subsystem's name, as lspci -vmm prints it")
+    rev: str | None = None
+    driver: str | None = None
     status: Status
     card: str | None = None
     card_name: str | None = None
     slices: int = 0
-    name: str | None = Field(None, description="the pci.ids name, when the bundled database knows it")
     near_miss: NearMiss | None = None
     note: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """The most specific pci.ids name: the subsystem's, else the device's."""
+        return self.sdevice_name or self.device_name
+
+
+class TimeSlicing(BaseModel):
+    """The device plugin's time-slicing settings of the policy a report was classified with."""
+
+    model_config = _FROZEN
+    replicas: int = Field(SLICES_PER_CARD, ge=2,
+                          description="slices per card by default (the policy's slices_per_card)")
+    fail_requests_greater_than_one: bool = True
 
 
 class NodeGpuSummary(BaseModel):

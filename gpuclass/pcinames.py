@@ -14,11 +14,25 @@ labelled the same way everywhere and a look-alike of an allowlisted card says so
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 from typing import Any, NamedTuple
 
 __all__ = ["NearMissInfo", "near_miss", "device_label", "unsupported_label", "marketing_name",
-           "default_names"]
+           "default_names", "NO_NAMES"]
+
+
+class _NoNames:
+    """A database that knows no names: what a caller passes to proceed without pci.ids."""
+
+    def vendor_name(self, *ids: int) -> None:
+        return None
+
+    device_name = subvendor_name = subsystem_name = class_name = vendor_name
+
+    def __repr__(self) -> str:
+        return "NO_NAMES"
+
+
+NO_NAMES = _NoNames()
 
 
 class NearMissInfo(NamedTuple):
@@ -49,9 +63,17 @@ def near_miss(compiled: Any, vendor: int | None, device: int | None,
     Two names are close when they share a model number (1080, 4000, 6000): the
     GTX 1080 Ti 10GB (``1b01``), RTX 4000 Ada (``27b2``), RTX PRO 6000D
     (``2bb2``) and Quadro RTX 6000 all come out as near misses, a GTX 1070 does not.
+    ``vendor`` and ``device`` may be None for a product known only by name (a
+    listing's ``RTX 6000 Ada Laptop GPU``).
+
+    >>> from gpuclass.policy import compile_policy
+    >>> near_miss(compile_policy(), None, None, "RTX 6000 Ada Laptop GPU").reason
+    'RTX 6000 Ada Laptop GPU is not the RTX 6000 Ada Generation (10de:26b1); only the listed IDs are supported'
     """
     if not name:
         return None
+    from difflib import SequenceMatcher  # only for the few unsupported GPUs that have a name
+
     # pci.ids names fit in a 1024-byte line; a longer (hostile) text would make the
     # SequenceMatcher below quadratic
     text = marketing_name(name[:1024])
@@ -70,9 +92,9 @@ def near_miss(compiled: Any, vendor: int | None, device: int | None,
         return None
     c = best[1]
     ids = ", ".join(f"{v:04x}:{d:04x}" for v, d, sv, sd in c["match"])
+    own = f" ({vendor:04x}:{device:04x})" if vendor is not None and device is not None else ""
     return NearMissInfo(c["id"], c["name"],
-                        f"{text} ({vendor:04x}:{device:04x}) is not the {c['name']} ({ids}); "
-                        "only the listed IDs are supported")
+                        f"{text}{own} is not the {c['name']} ({ids}); only the listed IDs are supported")
 
 
 def device_label(db, v, d, sv=None, sd=None) -> str | None:

@@ -14,9 +14,11 @@ rescue system can be planned, or diagnosed, elsewhere.
 >>> report = HardwareReport.example("rtx-4000-sff-ada")
 >>> p = plan(report)
 >>> p.nvidia_driver.install, p.kernel_module.value, p.host_labels.labels
-(True, 'open', {'hardware': 'gpu'})
+(True, {'flavour': 'open', 'accepted': ['open', 'proprietary']}, {'hardware': 'gpu'})
+>>> p.device_plugin.value["resource"], p.device_plugin.value["replicas"]
+('nvidia.com/gpu', 4)
 >>> p.secure_runtime.install, p.secure_runtime.value
-(True, 'secure')
+(True, {'runtime_class': 'secure'})
 >>> HardwareReport.model_validate_json(report.model_dump_json()) == report
 True
 """
@@ -25,13 +27,20 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .constants import GPU_CLASSES, GPU_LABEL, GPU_RESOURCE, HOST_LABELS, NVIDIA, RUNTIME_CLASS
+from .constants import (
+    GPU_CLASSES,
+    GPU_LABEL,
+    GPU_RESOURCE,
+    HOST_LABELS,
+    RUNTIME_CLASS,
+    accepted_kernel_modules,
+)
 from .errors import SourceError
-from .models import DeviceClassification, GpuCard, NodeGpuSummary
+from .models import DeviceClassification, GpuCard, NodeGpuSummary, TimeSlicing
 
 __all__ = ["CpuReport", "HardwareReport", "Decision", "InstallPlan", "inspect", "plan"]
 
@@ -82,6 +91,8 @@ class HardwareReport(BaseModel):
     unsupported_gpus: list[DeviceClassification] = Field(default_factory=list)
     cards: list[GpuCard] = Field(default_factory=list, description="supported card models present")
     summary: NodeGpuSummary
+    time_slicing: TimeSlicing = Field(default_factory=TimeSlicing,
+                                      description="the device plugin settings of the policy used")
     cpu: CpuReport | None = None
     warnings: list[str] = Field(default_factory=list)
 
@@ -94,28 +105,33 @@ class HardwareReport(BaseModel):
         return self.summary.slices
 
     @classmethod
-    def example(cls, card: str | None = "rtx-4000-sff-ada", count: int = 1, *,
-                cpu: Literal["intel", "amd", "vm", "nested"] = "intel") -> HardwareReport:
-        """A small synthetic report: ``count`` cards of one allowlisted model (or none).
+    def example(cls, card: str | list[str] | None = "rtx-4000-sff-ada", count: int = 1, *,
+                cpu: Literal["intel", "amd", "vm", "nested"] = "intel", policy=None) -> HardwareReport:
+        """A small synthetic report: ``count`` cards of one allowlisted model (or of each of
+        several), or none; classified against ``policy`` (default: the platform's).
 
         For examples and tests; real reports come from :func:`inspect`.
 
         >>> HardwareReport.example(None, cpu="vm").summary.gpu_node
         False
+        >>> HardwareReport.example(["gtx-1080", "rtx-6000-ada"]).summary.cards
+        {'gtx-1080': 1, 'rtx-6000-ada': 1}
         """
         import numpy as np
 
         from .classify import classify, compile_policy
         from .sources.cpu import parse_cpuinfo
 
-        compiled = compile_policy(None)
-        ids = {c["id"]: c["match"][0][1] for c in compiled.cards}
-        n = count if card is not None else 0
-        device = [ids[card]] * n if card is not None else []
-        r = classify(np.full(n, NVIDIA, np.uint16), np.array(device, np.uint16), None, None,
-                     np.full(n, GPU_CLASSES[0] << 8, np.uint32), domain=np.zeros(n, np.uint32),
-                     bus=np.arange(1, n + 1, dtype=np.uint8), slot=np.zeros(n, np.uint8),
-                     function=np.zeros(n, np.uint8))
+        compiled = compile_policy(policy)
+        rules = {c["id"]: c["match"][0] for c in compiled.cards}
+        wanted = [] if card is None else [card] if isinstance(card, str) else list(card)
+        keys = [rules[c] for c in wanted for _ in range(count)]
+        n = len(keys)
+        col = [np.array([k[i] or 0 for k in keys], np.uint16) for i in range(4)]
+        r = classify(col[0], col[1], col[2], col[3], np.full(n, GPU_CLASSES[0] << 8, np.uint32),
+                     has_subsystem=np.array([k[2] is not None for k in keys], bool),
+                     domain=np.zeros(n, np.uint32), bus=np.arange(1, n + 1, dtype=np.uint8),
+                     slot=np.zeros(n, np.uint8), function=np.zeros(n, np.uint8), policy=compiled)
         flags = {"intel": "vmx", "amd": "svm", "vm": "hypervisor", "nested": "vmx hypervisor"}[cpu]
         facts = replace(parse_cpuinfo(f"processor\t: 0\nflags\t\t: fpu {flags}\n"), kvm_device=True)
         return _report("example", "example", n, r, CpuReport.from_facts(facts), [])
@@ -132,15 +148,32 @@ def _report(root: str, source: str, n_devices: int, result, cpu: CpuReport | Non
     devices = result.devices(db, keep) if keep.size else []
     summary = result.summary().node(0, name=root)
     used = sorted({int(c) for c in result.card[st == SUPPORTED].tolist()})
+    compiled = result.compiled
     return HardwareReport(
         root=root, source=source, pci_devices=n_devices, devices=devices,
         supported_gpus=[d for d, s in zip(devices, st[keep].tolist()) if s == SUPPORTED],
         unsupported_gpus=[d for d, s in zip(devices, st[keep].tolist()) if s == UNSUPPORTED],
-        cards=[result.compiled.gpu_card(c) for c in used], summary=summary, cpu=cpu,
-        warnings=[*summary.warnings, *warnings])
+        cards=[compiled.gpu_card(c) for c in used], summary=summary,
+        time_slicing=TimeSlicing(replicas=compiled.slices_per_card,
+                                 fail_requests_greater_than_one=compiled.fail_requests_greater_than_one),
+        cpu=cpu, warnings=[*summary.warnings, *warnings])
 
 
-def inspect(root: str | os.PathLike = "/", *, policy=None, db=None) -> HardwareReport:
+def _names(db: Any, names: bool):
+    """The database that names devices: none when not asked for, else the one given (a
+    PciDatabase or a path) or the default; a missing or broken one is a PciIdsError."""
+    from .pcinames import NO_NAMES
+
+    if not names:
+        return NO_NAMES
+    if db is None or isinstance(db, (str, os.PathLike)):
+        from .db import default_database
+
+        return default_database(db)
+    return db
+
+
+def inspect(root: str | os.PathLike = "/", *, policy=None, db=None, names: bool = True) -> HardwareReport:
     """Scan the machine at ``root``: its PCI devices (``sys/bus/pci/devices``) and
     CPU (``proc/cpuinfo``, ``dev/kvm``), classified against ``policy``.
 
@@ -149,9 +182,13 @@ def inspect(root: str | os.PathLike = "/", *, policy=None, db=None) -> HardwareR
     FIFO, device node or symlink where a file belongs is a flagged device or a
     warning, never read.
 
-    A missing PCI tree raises :class:`~gpuclass.errors.SourceError`; a missing
-    ``proc/cpuinfo`` (a mounted disk rather than a live system) leaves ``cpu``
-    unset with a warning, and :func:`plan` then leaves the secure runtime out.
+    Devices are named from ``db`` (a PciDatabase or a pci.ids path; default: the
+    default database); a missing or broken database raises
+    :class:`~gpuclass.errors.PciIdsError`, as every command does, unless
+    ``names=False`` (no names, no database read).  A missing PCI tree raises
+    :class:`~gpuclass.errors.SourceError`; a missing ``proc/cpuinfo`` (a mounted
+    disk rather than a live system) leaves ``cpu`` unset with a warning, and
+    :func:`plan` then leaves the secure runtime out.
 
     >>> import tempfile
     >>> inspect(tempfile.mkdtemp())  # doctest: +ELLIPSIS
@@ -164,6 +201,7 @@ def inspect(root: str | os.PathLike = "/", *, policy=None, db=None) -> HardwareR
     from .sources.sysfs import scan_sysfs
 
     root_s = os.fspath(root)
+    db = _names(db, names)
     table = scan_sysfs(root_s)
     result = classify_table(table, policy)
     warnings = []
@@ -184,15 +222,16 @@ def inspect(root: str | os.PathLike = "/", *, policy=None, db=None) -> HardwareR
 class Decision(BaseModel):
     """One thing the machine gets or does not get, and why.
 
-    ``value`` carries the choice where there is one (the kernel module flavour,
-    the RuntimeClass name); ``labels`` the labels to set; ``conflict`` marks a
-    decision the hardware makes impossible to take automatically.
+    ``value`` carries the choice as data where there is one (``{"flavour": "open"}``,
+    ``{"resource": "nvidia.com/gpu", "replicas": 4, ...}``, ``{"runtime_class":
+    "secure"}``); ``labels`` the labels to set; ``conflict`` marks a decision the
+    hardware makes impossible to take automatically.
     """
 
     model_config = _MODEL
     name: str
     install: bool
-    value: str | None = None
+    value: dict[str, Any] = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
     conflict: bool = False
     reason: str
@@ -227,30 +266,71 @@ class InstallPlan(BaseModel):
 
 
 def _card_list(cards: list[GpuCard], counts: dict[str, int]) -> str:
-    return ", ".join(f"{counts.get(c.id, 0)}x {c.name} ({c.family}, {c.kernel_module})"
-                     for c in cards)
+    return ", ".join(f"{counts.get(c.id, 0)}x {c.name} ({c.family})" for c in cards)
+
+
+def _family(name: str) -> str:
+    return name.replace("-", " ").title()
 
 
 def _kernel_module(report: HardwareReport) -> Decision:
+    """The flavour every card present accepts (NVIDIA's matrix: Blackwell open only, Pascal
+    proprietary only, Turing to Hopper either), the policy's preference where both fit."""
     cards = report.cards
     counts = report.summary.cards
     if not cards:
         return Decision(name="kernel-module", install=False,
                         reason="no supported card: no NVIDIA kernel module")
-    flavours = sorted({c.kernel_module for c in cards})
-    if len(flavours) > 1:
-        by = {f: ", ".join(c.name for c in cards if c.kernel_module == f) for f in flavours}
+    accepted = {c.id: accepted_kernel_modules(c.family, c.kernel_module) for c in cards}
+    common = [m for m in ("open", "proprietary") if all(m in a for a in accepted.values())]
+    if not common:
+        needs = {m: sorted({_family(c.family) for c in cards if accepted[c.id] == (m,)})
+                 for m in ("open", "proprietary")}
+        named = "; ".join(f"{m}: " + ", ".join(c.name for c in cards if accepted[c.id] == (m,))
+                          for m in ("open", "proprietary"))
         return Decision(
             name="kernel-module", install=False, conflict=True,
-            reason="conflict: the supported cards need different kernel modules and one "
-                   "machine loads only one (" + "; ".join(f"{f}: {n}" for f, n in by.items())
-                   + "); fit cards of one flavour")
-    flavour = flavours[0]
-    why = ("Pascal cards predate the open kernel modules (Turing and newer only)"
-           if flavour == "proprietary" else "the open kernel modules are NVIDIA's recommended "
-           "modules for Turing and newer, including Ada and Blackwell")
-    return Decision(name="kernel-module", install=True, value=flavour,
-                    reason=f"{flavour} modules for {_card_list(cards, counts)}: {why}")
+            reason=f"{' and '.join(needs['open'])} needs the open kernel modules and "
+                   f"{' and '.join(needs['proprietary'])} the proprietary ones, and one machine "
+                   f"loads only one flavour ({named}); fit cards that share a flavour")
+    preferred = {c.kernel_module for c in cards}
+    flavour = common[0] if len(common) == 1 else (
+        preferred.pop() if len(preferred) == 1 else "open")
+    only = sorted({_family(c.family) for c in cards if accepted[c.id] == (flavour,)})
+    either = sorted({_family(c.family) for c in cards if len(accepted[c.id]) > 1})
+    why = []
+    if only:
+        why.append(f"{' and '.join(only)} {'need' if len(only) > 1 else 'needs'} the {flavour} modules")
+    if either:
+        why.append(f"{' and '.join(either)} {'work' if len(either) > 1 else 'works'} with either"
+                   + ("" if only else f" (the {flavour} modules are the policy's choice)"))
+    return Decision(name="kernel-module", install=True,
+                    value={"flavour": flavour, "accepted": common},
+                    reason=f"{flavour} modules for {_card_list(cards, counts)}: " + "; ".join(why))
+
+
+def _device_plugin(report: HardwareReport) -> Decision:
+    """Time-slicing with the policy's settings; one replicas value per node."""
+    from .k8s.labels import DEFAULT_CONFIG_KEY, node_config
+
+    s, sharing = report.summary, report.time_slicing
+    per_card = {c.slices for c in report.cards}
+    if len(per_card) > 1:
+        slices = ", ".join(f"{c.name}: {c.slices}" for c in report.cards)
+        return Decision(name="device-plugin", install=False, conflict=True,
+                        reason=f"the cards take different slices per card ({slices}) and the device "
+                               "plugin applies one replicas value per node")
+    replicas = per_card.pop()
+    fail = sharing.fail_requests_greater_than_one
+    return Decision(
+        name="device-plugin", install=True,
+        value={"resource": GPU_RESOURCE, "replicas": replicas, "slices": s.slices,
+               "fail_requests_greater_than_one": fail, "rename_by_default": False,
+               "config": node_config(report) or DEFAULT_CONFIG_KEY},
+        reason=f"{s.supported_cards} supported card(s) x {replicas} replicas give {s.slices} "
+               f"{GPU_RESOURCE} by time-slicing, under Capacity and Allocatable; "
+               + ("a request above 1 per container fails" if fail else
+                  "requests above 1 are allowed (failRequestsGreaterThanOne: false)"))
 
 
 def _secure_runtime(report: HardwareReport) -> Decision:
@@ -265,7 +345,7 @@ def _secure_runtime(report: HardwareReport) -> Decision:
                         reason=cpu.reason + "; the runtime needs /dev/kvm (load kvm_intel or "
                                             "kvm_amd, and check virtualization is on in firmware)")
     ext = "vmx" if cpu.vmx else "svm"
-    return Decision(name="secure-runtime", install=True, value=RUNTIME_CLASS,
+    return Decision(name="secure-runtime", install=True, value={"runtime_class": RUNTIME_CLASS},
                     reason=f"{ext} on bare metal and /dev/kvm present: pods may use "
                            f"runtimeClassName: {RUNTIME_CLASS}")
 
@@ -274,8 +354,14 @@ def plan(report: HardwareReport) -> InstallPlan:
     """Decide what the machine of ``report`` needs.
 
     - NVIDIA driver and device plugin: only with at least one supported card.
-    - Kernel module flavour: proprietary for Pascal, open for Ada and Blackwell;
-      cards needing both are a conflict, and then nothing GPU-related installs.
+    - Kernel module flavour, by NVIDIA's support matrix: Blackwell needs the open
+      modules, Pascal the proprietary ones, Turing and later (Ada included) work
+      with either (the policy's ``kernel_module`` is then the choice).  Pascal next to
+      Ada is one proprietary install; Pascal next to Blackwell is a conflict.
+    - Device plugin: time-slicing with the policy's replicas and
+      ``failRequestsGreaterThanOne`` (the report carries them); cards that take
+      different slices per card on one node are a conflict.
+    - Under a conflict nothing GPU-related installs and the node gets no labels.
     - Secure runtime (``runtimeClassName: secure``): only with vmx or svm,
       ``/dev/kvm``, and no hypervisor flag.
     - Host labels ``hardware: gpu`` on the bare-metal host object: only with a
@@ -291,37 +377,41 @@ def plan(report: HardwareReport) -> InstallPlan:
         from .errors import InputError
 
         raise InputError(f"plan: expected a HardwareReport, got {type(report).__name__}")
+    from .k8s.labels import node_labels
+
     s = report.summary
-    kmod = _kernel_module(report)
-    conflicts = [kmod.reason] if kmod.conflict else []
     gpu = s.supported_cards > 0
+    kmod = _kernel_module(report)
     unsupported = [d.name or f"{d.vendor}:{d.device}" for d in report.unsupported_gpus]
     if not gpu:
         why = ("no supported card" + (f" (unsupported: {'; '.join(unsupported)})" if unsupported
                                       else ": no NVIDIA GPU found"))
         driver = Decision(name="nvidia-driver", install=False, reason=why)
         plugin = Decision(name="device-plugin", install=False, reason=why)
-        hostl = Decision(name="host-labels", install=False,
-                         reason=why + ": the machine stays out of the GPU pool")
-    elif conflicts:
-        why = "blocked by the kernel module conflict"
+    else:
+        plugin = _device_plugin(report)
+        driver = Decision(name="nvidia-driver", install=True, value={"kernel_module": kmod.value.get("flavour")},
+                          reason=f"supported card(s): {_card_list(report.cards, s.cards)}")
+    blocking = [d for d in (kmod, plugin) if d.conflict]
+    conflicts = [d.reason for d in blocking]
+    if blocking:
+        why = "blocked by the " + " and ".join(d.name for d in blocking) + " conflict"
         driver = Decision(name="nvidia-driver", install=False, conflict=True, reason=why)
-        plugin = Decision(name="device-plugin", install=False, conflict=True, reason=why)
+        if not plugin.conflict:
+            plugin = Decision(name="device-plugin", install=False, conflict=True, reason=why)
+        if not kmod.conflict:
+            kmod = Decision(name="kernel-module", install=False, conflict=True, reason=why)
         hostl = Decision(name="host-labels", install=False, conflict=True,
                          reason=why + ": the machine stays out of the GPU pool until resolved")
-    else:
-        cards = _card_list(report.cards, s.cards)
-        driver = Decision(name="nvidia-driver", install=True, value=kmod.value,
-                          reason=f"supported card(s): {cards}")
-        plugin = Decision(
-            name="device-plugin", install=True, value=f"time-slicing, {s.slices} {GPU_RESOURCE}",
-            reason=f"{s.supported_cards} supported card(s) give {s.slices} {GPU_RESOURCE} by "
-                   "time-slicing, under Capacity and Allocatable; a request above 1 fails")
+    elif gpu:
         hostl = Decision(name="host-labels", install=True, labels=dict(HOST_LABELS),
                          reason="a supported card: the bare-metal host joins the GPU pool")
+    else:
+        hostl = Decision(name="host-labels", install=False,
+                         reason=driver.reason + ": the machine stays out of the GPU pool")
     return InstallPlan(
         root=report.root, gpu_node=gpu and not conflicts, cards=dict(s.cards),
         slices=s.slices if not conflicts else 0, nvidia_driver=driver, kernel_module=kmod,
         device_plugin=plugin, secure_runtime=_secure_runtime(report), host_labels=hostl,
-        node_labels=dict(s.labels) if not conflicts else {}, conflicts=conflicts,
+        node_labels=node_labels(report) if not conflicts else {}, conflicts=conflicts,
         warnings=list(report.warnings))

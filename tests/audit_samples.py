@@ -65,3 +65,53 @@ LSPCI = {
     "ax-plain": _HOST,
     "broken": _HOST + "this line is not lspci output\n",
 }
+
+
+# -- a larger listing in the auction's own style, for mutation and property tests ----
+
+_CPUS = ["Intel Core i7-6700", "Intel Core i7-7700", "Intel Core i9-9900K", "Intel Xeon E5-1650V3",
+         "AMD Ryzen 7 3700X", "Intel Core i5-13500", "Intel Xeon Gold 5412U", "AMD EPYC 7502P"]
+_DISKS = ["2x SSD SATA 250 GB", "2x HDD SATA 4,0 TB Enterprise", "2x SSD M.2 NVMe 1,92 TB Datacenter",
+          "1x SSD M.2 NVMe 512 GB", "4x HDD SATA 10,0 TB Enterprise"]
+_RAM = ["4x RAM 16384 MB DDR4", "2x RAM 32768 MB DDR4 ECC", "64 GB DDR4", "128 GB DDR5 ECC reg.",
+        "8x RAM 32768 MB DDR4 ECC reg."]
+# (description line, supported cards it names)
+_GPUS = [("GPU - Nvidia GeForce GTX 1080", 1), ("GPU - Nvidia GeForce GTX 1080 Ti", 1),
+         ("GPU - Nvidia RTX\u2122 4000 SFF Ada Generation", 1), ("2x NVIDIA RTX 6000 Ada Generation 48 GB", 2),
+         ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition 96GB", 1),
+         ("GPU - Nvidia Quadro RTX 6000", 0), ("4x GPU - Nvidia RTX 4000 SFF Ada Generation", 4),
+         ("GPU: 2 x NVIDIA RTX PRO 6000 Blackwell Server Edition", 2)]
+_DCS = ["FSN1-DC1", "FSN1-DC14", "NBG1-DC3", "HEL1-DC2", "FSN1-DC18"]
+
+
+def auction_listing(n: int, seed: int = 11) -> list[dict]:
+    """``n`` auction records in the feed's shape, about one in three with a GPU line.
+
+    ``expected`` (not a feed field) is how many supported cards the record names.
+    """
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        desc = [rng.choice(_CPUS), rng.choice(_DISKS), rng.choice(_RAM), "NIC 1 Gbit Intel I219-LM"]
+        specials = []
+        expected = 0
+        if rng.random() < 0.35:
+            line, expected = rng.choice(_GPUS)
+            desc.append(line)
+            specials.append("GPU")
+        if rng.random() < 0.4:
+            specials.append("ECC")
+        out.append({"id": 2200000 + i, "key": 2200000 + i, "name": rng.choice(["SB", "EX", "GEX44", "AX"]),
+                    "description": desc, "information": [], "cpu": desc[0], "cpu_count": 1,
+                    "is_highio": False, "traffic": "unlimited", "bandwidth": 1000,
+                    "ram": [desc[2]], "ram_size": 64, "price": round(rng.uniform(30, 900), 2),
+                    "setup_price": 0, "hourly_price": 0.0, "hdd_arr": [desc[1]],
+                    "hdd_hr": [desc[1]], "hdd_size": 500, "hdd_count": 2,
+                    "serverDiskData": {"nvme": [], "sata": [512, 512], "hdd": [], "general": []},
+                    "datacenter": rng.choice(_DCS), "specials": specials, "dist": ["Rescue system"],
+                    "fixed_price": False, "next_reduce": 3600, "next_reduce_hr": False,
+                    "next_reduce_timestamp": 1780000000, "ip_price": {"Monthly": 1.7, "Hourly": 0.0027},
+                    "expected": expected})
+    return out

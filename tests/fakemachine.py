@@ -55,12 +55,25 @@ def write_machine(root, devices, cpu: str | None = "intel", kvm: bool | None = N
 
 
 def pascal_and_ada() -> list:
-    """A GTX 1080 next to an RTX 4000 SFF Ada: two kernel module flavours, a conflict."""
+    """A GTX 1080 next to an RTX 4000 SFF Ada: one proprietary install (Ada takes either)."""
     NV = fakesys.NV
     return [
         fakesys.FakeDevice("0000:01:00.0", NV, 0x1B80, 0x030000, 0x1458, 0x3702, revision=0xA1,
                            driver="nvidia", header_type=0x80),
         fakesys.FakeDevice("0000:02:00.0", NV, 0x27B0, 0x030000, NV, 0x16FA, revision=0xA1,
+                           driver="nvidia", header_type=0x80),
+    ]
+
+
+def pascal_and_blackwell() -> list:
+    """A GTX 1080 Ti next to an RTX PRO 6000 Blackwell Server: proprietary-only next to
+    open-only, a kernel-module conflict."""
+    NV = fakesys.NV
+    return [
+        fakesys.FakeDevice("0000:01:00.0", NV, 0x1B06, 0x030000, 0x1458, 0x3752, revision=0xA1,
+                           driver="nvidia", header_type=0x80),
+        fakesys.FakeDevice("0000:01:00.1", NV, 0x10EF, 0x040300, 0x1458, 0x3752, revision=0xA1),
+        fakesys.FakeDevice("0000:41:00.0", NV, 0x2BB5, 0x030200, NV, 0x204E, revision=0xA1,
                            driver="nvidia", header_type=0x80),
     ]
 

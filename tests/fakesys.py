@@ -106,8 +106,9 @@ def write_tree(root: str | os.PathLike, devices: list[FakeDevice]) -> str:
             "device": f"0x{d.device:04x}\n",
             "class": f"0x{d.class_code:06x}\n",
             "revision": f"0x{d.revision:02x}\n",
-            # decoys a scanner has no business reading
-            "remove": "", "rescan": "", "reset": "", "uevent": "DRIVER=decoy\n",
+            # decoys a scanner has no business reading (irq and resource: for lspci -v)
+            "remove": "", "rescan": "", "reset": "", "uevent": "DRIVER=decoy\n", "irq": "0\n",
+            "resource": "0x0000000000000000 0x0000000000000000 0x0000000000000000\n" * 13,
         }
         if d.subvendor is not None:
             files["subsystem_vendor"] = f"0x{d.subvendor:04x}\n"
@@ -127,6 +128,9 @@ def write_tree(root: str | os.PathLike, devices: list[FakeDevice]) -> str:
             os.makedirs(os.path.join(root, "sys", "bus", "pci", "drivers", d.driver), exist_ok=True)
         if d.iommu_group is not None:
             files["iommu_group"] = Link(f"../../../kernel/iommu_groups/{d.iommu_group}")
+            # the link resolves, as in a real sysfs (lspci shows only groups that do)
+            os.makedirs(os.path.join(root, "sys", "kernel", "iommu_groups", str(d.iommu_group)),
+                        exist_ok=True)
         if d.physfn is not None:
             files["physfn"] = Link(f"../{d.physfn}")
         vfs = [v for v in devices if v.physfn == d.address]
@@ -162,7 +166,9 @@ def expected(devices: list[FakeDevice], source: str = "") -> DeviceTable:
                 flags |= FLAG_PF
             if d.boot_vga == 1 and d.class_code >> 16 == 0x03:
                 flags |= FLAG_BOOT_VGA
-        has_sub = d.subvendor is not None and d.subdevice is not None and not bad
+        # a subsystem vendor of 0000 or ffff is no subsystem (lspci prints "" "")
+        has_sub = (d.subvendor is not None and d.subdevice is not None and not bad
+                   and d.subvendor not in (0, 0xFFFF))
         rows.append((key, addr or (0, 0, 0, NO_ADDRESS), d, bad, flags, has_sub))
     rows.sort(key=lambda r: (r[0], r[2].address))
     cols: dict[str, list] = {k: [] for k in (
@@ -342,6 +348,33 @@ def broken() -> list[FakeDevice]:
     ]
 
 
+def quirks() -> list[FakeDevice]:
+    """A storage and network box whose IDs reach lspci's corners.
+
+    Unprogrammed subsystems (``0000:0000``, ``ffff:ffff``, ``0000:1234``: lspci
+    prints none), a quote in a subsystem name (escaped in ``-mm``), a subsystem
+    name longer than lspci's 128-byte name buffer, a known class with an unknown
+    subclass, an unknown class, vendor and subsystem vendor, and IDE prog-ifs
+    (one named in pci.ids, one only described by its bits).
+    """
+    return [
+        FakeDevice("0000:00:00.0", 0x8086, 0xA700, 0x060000, 0x0000, 0x0000, revision=0x01,
+                   numa_node=0),
+        FakeDevice("0000:00:14.0", 0x8086, 0x7A60, 0x0C0330, 0xFFFF, 0xFFFF, revision=0x11,
+                   driver="xhci_hcd", numa_node=0, iommu_group=3),
+        FakeDevice("0000:00:17.0", 0x8086, 0x7010, 0x01018A, 0x0000, 0x1234, driver="ata_piix",
+                   iommu_group=4),
+        FakeDevice("0000:00:17.1", 0x8086, 0x7010, 0x010182, 0x8086, 0x7010, iommu_group=4),
+        FakeDevice("0000:01:00.0", 0x144D, 0xA802, 0x010802, 0x144D, 0xA801, driver="nvme",
+                   numa_node=0, iommu_group=14),
+        FakeDevice("0000:02:00.0", 0x15B3, 0x1017, 0x020000, 0x15B3, 0x0068, driver="mlx5_core",
+                   numa_node=1, iommu_group=15, header_type=0x80),
+        FakeDevice("0000:03:00.0", 0x8086, 0x0998, 0x0B8000, 0x8086, 0x0000, revision=0x02,
+                   iommu_group=16),
+        FakeDevice("0000:04:00.0", 0x1BAE, 0x0001, 0x140000, 0x1BAF, 0x0002, revision=0x05),
+    ]
+
+
 SERVERS = {
     "gex44": gex44,
     "gex130": gex130,
@@ -350,6 +383,7 @@ SERVERS = {
     "turing": turing_box,
     "sriov": sriov_server,
     "wide_domains": wide_domains,
+    "quirks": quirks,
 }
 
 

@@ -14,7 +14,7 @@ def names_of(tables, table):
     blob = tables["blob"].tobytes()
     start, end = tables["name_start"], tables["name_end"]
     return {
-        int(k): blob[start[n] : end[n]].decode("utf-8")
+        int(k): blob[start[n] : end[n]].decode("utf-8", "replace")
         for k, n in zip(tables[f"{table}_keys"], tables[f"{table}_name"])
     }
 

@@ -255,14 +255,15 @@ def test_models_serialise_and_have_schemas():
     r = classify(a[0], a[1], None, None, a[2], domain=a[3], bus=a[4], slot=a[5],
                  function=np.arange(len(rows)) % 8)
     devs = r.devices()
-    assert devs[0].address == "0000:41:00.0"
+    assert devs[0].slot == "0000:41:00.0"
     assert devs[0].status == "supported" and devs[0].card == "rtx-pro-6000-blackwell-server"
     assert devs[1].status == "companion" and devs[1].card == "rtx-pro-6000-blackwell-server"
     doc = json.loads(json.dumps([d.model_dump(mode="json") for d in devs]))
     assert doc[5]["status"] == "unsupported"
     schemas = json_schemas()
     assert set(schemas) == {"GpuCard", "DeviceClassification", "NodeGpuSummary"}
-    assert "status" in schemas["DeviceClassification"]["properties"]
+    props = schemas["DeviceClassification"]["properties"]
+    assert "status" in props and "class" in props and "class_" not in props
     card = compile_policy().gpu_card(2)
     assert card.model_dump() == {"id": "rtx-4000-sff-ada", "name": "RTX 4000 SFF Ada Generation",
                                  "family": "ada-lovelace", "kernel_module": "open", "slices": 4,

@@ -108,8 +108,9 @@ def test_records_and_flag_names():
     t = _card(revision=[0xA1] * 5, has_subsystem=[True] * 5, subvendor=[0x10DE] * 5,
               subdevice=[0x12BA] * 5)
     rec = t.to_records()[0]
-    assert rec["address"] == "0000:01:00.0" and rec["subsystem"] == "10de:12ba"
-    assert rec["class"] == "030000" and rec["revision"] == "a1" and rec["numa_node"] is None
+    assert rec["slot"] == "0000:01:00.0" and (rec["svendor"], rec["sdevice"]) == ("10de", "12ba")
+    assert rec["class"] == "0300" and rec["progif"] == "00" and rec["rev"] == "a1"
+    assert rec["numa_node"] is None and rec["vendor_name"] is None
     assert flag_names(FLAG_VF | FLAG_INVALID) == ["vf", "invalid"]
 
 

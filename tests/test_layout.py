@@ -142,12 +142,13 @@ def test_no_module_is_a_room_that_does_too_much(module):
 
 # ARCHITECTURE.md's floors, lowest first; a module's floor is that of its longest prefix.
 LAYERS = [
-    ("gpuclass.errors", "gpuclass.constants", "gpuclass.ids", "gpuclass.documents", "gpuclass.inputs"),
+    ("gpuclass.errors", "gpuclass.constants", "gpuclass.ids", "gpuclass.documents", "gpuclass.inputs",
+     "gpuclass.cachedir"),
     ("gpuclass._native", "gpuclass._core"),
-    ("gpuclass.devices", "gpuclass.models"),
+    ("gpuclass.devices", "gpuclass.models", "gpuclass.records"),
     ("gpuclass.db", "gpuclass.sources", "gpuclass.policy"),
     ("gpuclass.classify", "gpuclass.pcinames", "gpuclass.textmatch"),
-    ("gpuclass.provisioner", "gpuclass.k8s", "gpuclass.audit"),
+    ("gpuclass.provisioner", "gpuclass.k8s", "gpuclass.audit", "gpuclass.dask", "gpuclass.report"),
     ("gpuclass.cli", "gpuclass.__main__", "gpuclass"),
 ]
 # The one arrow up, as pandas' DataFrame.to_csv: DeviceTable.to_lspci_text imports the

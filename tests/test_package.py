@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,27 @@ def test_classify_is_always_the_function(before):
             "import gpuclass.classify\nassert gpuclass.classify is classify\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def _elf_section_names(path: Path) -> list[str]:
+    """Section names of a 64-bit little-endian ELF file (the extension on Linux x86-64/AArch64)."""
+    data = path.read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "not a 64-bit little-endian ELF"
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    strtab = headers[shstrndx][4]
+    return [data[strtab + h[0]: data.index(b"\0", strtab + h[0])].decode() for h in headers]
+
+
+def test_extension_carries_no_debug_info_unless_asked(compiled_core):
+    """setup.py builds without -g and strips, unless a debug or sanitizer build was asked for
+    (tools/sanitize.sh preloads the sanitizer runtime into the interpreter it tests with)."""
+    if sys.platform != "linux":
+        return  # the ELF check is Linux's
+    names = _elf_section_names(Path(compiled_core.__file__))
+    assert ".text" in names
+    asked = (any(os.environ.get(v) == "1" for v in ("GPUCLASS_CYTHON_DEBUG", "GPUCLASS_SANITIZE"))
+             or "asan" in os.environ.get("LD_PRELOAD", ""))
+    debug = [n for n in names if n.startswith(".debug")]
+    assert bool(debug) == asked, debug

@@ -42,7 +42,11 @@ def test_gpu_servers_end_to_end(tmp_path, server):
     p = plan(report)
     assert p.ok and p.gpu_node
     assert p.nvidia_driver.install and p.device_plugin.install
-    assert p.kernel_module.value == flavour and not p.kernel_module.conflict
+    assert p.kernel_module.value["flavour"] == flavour and not p.kernel_module.conflict
+    assert p.nvidia_driver.value == {"kernel_module": flavour}
+    assert p.device_plugin.value == {"resource": "nvidia.com/gpu", "replicas": 4, "slices": 4,
+                                     "fail_requests_greater_than_one": True,
+                                     "rename_by_default": False, "config": "config.yaml"}
     assert p.host_labels.install and p.host_labels.labels == {"hardware": "gpu"}
     assert p.node_labels == {GPU_LABEL: "true"}
     assert p.slices == 4
@@ -103,15 +107,29 @@ def test_two_cards_give_eight_slices(tmp_path):
     assert expected_resources(report)["capacity"] == {"nvidia.com/gpu": "8"}
 
 
-def test_pascal_next_to_ada_is_a_conflict(tmp_path):
+def test_pascal_next_to_ada_is_one_proprietary_install(tmp_path):
     fakemachine.write_machine(tmp_path, fakemachine.pascal_and_ada())
     report = inspect(tmp_path)
     assert report.summary.cards == {"gtx-1080": 1, "rtx-4000-sff-ada": 1}
     p = plan(report)
+    assert p.ok and p.conflicts == [] and p.gpu_node and p.slices == 8
+    assert p.kernel_module.value == {"flavour": "proprietary", "accepted": ["proprietary"]}
+    assert "Pascal needs the proprietary modules" in p.kernel_module.reason
+    assert "Ada Lovelace works with either" in p.kernel_module.reason
+    assert p.nvidia_driver.install and p.nvidia_driver.value == {"kernel_module": "proprietary"}
+    assert p.node_labels == {GPU_LABEL: "true"}
+
+
+def test_pascal_next_to_blackwell_is_a_conflict(tmp_path):
+    fakemachine.write_machine(tmp_path, fakemachine.pascal_and_blackwell())
+    report = inspect(tmp_path)
+    assert report.summary.cards == {"gtx-1080-ti": 1, "rtx-pro-6000-blackwell-server": 1}
+    p = plan(report)
     assert not p.ok and len(p.conflicts) == 1
-    assert p.kernel_module.conflict and p.kernel_module.value is None
-    assert "proprietary: GeForce GTX 1080" in p.kernel_module.reason
-    assert "open: RTX 4000 SFF Ada Generation" in p.kernel_module.reason
+    assert p.kernel_module.conflict and p.kernel_module.value == {}
+    assert not p.conflicts[0].startswith("conflict")  # the CLI prefixes it; said once
+    assert "proprietary: GeForce GTX 1080 Ti" in p.kernel_module.reason
+    assert "open: RTX PRO 6000 Blackwell Server Edition" in p.kernel_module.reason
     for d in (p.nvidia_driver, p.device_plugin, p.host_labels):
         assert d.conflict and not d.install and "conflict" in d.reason
     assert p.node_labels == {} and not p.gpu_node and p.slices == 0
@@ -137,7 +155,7 @@ def test_secure_runtime_by_cpu(tmp_path, cpu, install, fragment):
     report = inspect(tmp_path)
     d = plan(report).secure_runtime
     assert d.install is install and fragment in d.reason
-    assert d.value == ("secure" if install else None)
+    assert d.value == ({"runtime_class": "secure"} if install else {})
     assert report.cpu.hardware_virtualization is install
 
 
@@ -192,7 +210,7 @@ def test_custom_policy_is_applied(tmp_path):
                                     "subvendor": "10de", "subdevice": "12ba"}]}]}
     report = inspect(tmp_path, policy=policy)
     assert report.summary.cards == {"quadro-rtx-6000": 1}
-    assert plan(report).kernel_module.value == "open"
+    assert plan(report).kernel_module.value["flavour"] == "open"
 
 
 def test_report_json_is_plain_data(tmp_path):
@@ -200,4 +218,72 @@ def test_report_json_is_plain_data(tmp_path):
     doc = json.loads(inspect(tmp_path).model_dump_json())
     assert doc["cpu"]["vmx"] is True and doc["summary"]["slices"] == 4
     gpu = next(d for d in doc["devices"] if d["status"] == "supported")
-    assert gpu["address"] == "0000:01:00.0" and gpu["card"] == "rtx-4000-sff-ada"
+    assert gpu["slot"] == "0000:01:00.0" and gpu["card"] == "rtx-4000-sff-ada"
+    assert (gpu["vendor"], gpu["device"], gpu["svendor"], gpu["sdevice"]) == ("10de", "27b0", "10de", "16fa")
+    assert gpu["class"] == "0300" and gpu["device_name"] == "AD104GL [RTX 4000 SFF Ada Generation]"
+
+
+# -- NVIDIA's kernel-module support matrix -------------------------------------------------
+
+def _family_policy(*cards):
+    """A policy of (family, preferred module) cards, device IDs 10de:2700, 2701, ..."""
+    return {"cards": [{"id": f"{fam}-{i}", "name": f"{fam.title()} card {i}", "family": fam,
+                       "kernel_module": module, "match": [{"vendor": "10de", "device": f"{0x2700 + i:04x}"}]}
+                      for i, (fam, module) in enumerate(cards)]}
+
+
+@pytest.mark.parametrize("cards, flavour", [
+    ([("pascal", "proprietary")], "proprietary"),
+    ([("blackwell", "open")], "open"),
+    ([("ada-lovelace", "open")], "open"),
+    ([("ada-lovelace", "proprietary")], "proprietary"),      # either: the policy's choice
+    ([("turing", "open"), ("ampere", "open")], "open"),
+    ([("pascal", "proprietary"), ("ada-lovelace", "open")], "proprietary"),
+    ([("volta", "proprietary"), ("turing", "open"), ("hopper", "open")], "proprietary"),
+    ([("ada-lovelace", "open"), ("blackwell", "open")], "open"),
+    ([("ada-lovelace", "proprietary"), ("blackwell", "open")], "open"),
+    ([("ada-lovelace", "open"), ("hopper", "proprietary")], "open"),  # both take either: open
+    ([("pascal", "proprietary"), ("blackwell", "open")], None),
+    ([("maxwell", "proprietary"), ("ada-lovelace", "open"), ("blackwell", "open")], None),
+    ([("custom-x", "open"), ("pascal", "proprietary")], None),  # an unknown family takes its own only
+])
+def test_kernel_module_follows_nvidias_matrix(cards, flavour):
+    policy = _family_policy(*cards)
+    report = HardwareReport.example([f"{fam}-{i}" for i, (fam, _) in enumerate(cards)], policy=policy)
+    p = plan(report)
+    if flavour is None:
+        assert not p.ok and p.kernel_module.conflict and len(p.conflicts) == 1
+        assert "one machine loads only one flavour" in p.conflicts[0]
+        assert p.node_labels == {} and not p.nvidia_driver.install
+    else:
+        assert p.ok and p.kernel_module.value["flavour"] == flavour
+        assert p.nvidia_driver.value == {"kernel_module": flavour}
+
+
+@pytest.mark.parametrize("family, module", [("pascal", "open"), ("kepler", "open"),
+                                            ("blackwell", "proprietary")])
+def test_a_policy_cannot_pick_a_flavour_that_does_not_drive_the_family(family, module):
+    from gpuclass.errors import PolicyError
+    from gpuclass.policy import Policy
+
+    with pytest.raises(PolicyError, match=f"the {module} kernel modules do not support {family} GPUs"):
+        Policy.from_data(_family_policy((family, module)))
+
+
+def test_names_come_from_the_database_or_the_command_fails(tmp_path, monkeypatch):
+    from gpuclass.errors import PciIdsError
+
+    fakemachine.write_machine(tmp_path / "m", fakesys.gex44())
+    with pytest.raises(PciIdsError, match="cannot read"):
+        inspect(tmp_path / "m", db=tmp_path / "missing.ids")
+    bad = tmp_path / "bad.ids"
+    bad.write_text("10de  NVIDIA\n\t27b0\n")
+    with pytest.raises(PciIdsError, match="bad.ids:2"):
+        inspect(tmp_path / "m", db=bad)
+    monkeypatch.setenv("GPUCLASS_PCI_IDS", str(tmp_path / "missing.ids"))
+    with pytest.raises(PciIdsError):
+        inspect(tmp_path / "m")
+    report = inspect(tmp_path / "m", names=False)  # asked to proceed without names
+    gpu = report.supported_gpus[0]
+    assert gpu.device_name is None and gpu.vendor_name is None and gpu.card == "rtx-4000-sff-ada"
+    assert plan(report).ok

@@ -27,7 +27,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 # the build and test requirements (pyproject's [test] extra; pandas and pyarrow only
 # where the index has them: their tests skip without them)
-"$VENV/bin/pip" install -q numpy cython 'setuptools>=69' pydantic pyyaml tomli-w \
+"$VENV/bin/pip" install -q numpy cython 'setuptools>=77' pydantic pyyaml tomli-w mypy \
     pytest pytest-benchmark hypothesis hwdata kubernetes pyahocorasick
 "$VENV/bin/pip" install -q pandas pyarrow 2>/dev/null || echo "sanitize.sh: no pandas/pyarrow, their tests skip" >&2
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-from . import twin
 from .contract.args import as_id_array, as_key_array, as_unsigned
+from .contract.audit import cell_text, cell_value, problem_text
+from .contract.audit import column_of as key_column
+from .contract.audit import table_columns as audit_columns
 from .contract.match import MatchTables, build_match_tables
 from .contract.pciids import KEY_DTYPES, TABLES
 from .contract.sysfs import DEFAULTS as SYSFS_DEFAULTS
@@ -30,7 +32,8 @@ from .contract.sysfs import VALUE_COLUMNS as SYSFS_COLUMNS
 
 __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "build_match_tables",
            "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "Root", "why",
-           "as_id_array", "as_key_array", "as_unsigned"]
+           "as_id_array", "as_key_array", "as_unsigned", "audit_columns", "cell_text", "cell_value",
+           "problem_text", "key_column"]
 
 compiled: ModuleType | None = None
 COMPILED_IMPORT_ERROR: str | None = None
@@ -41,4 +44,17 @@ else:
         from .. import _core as compiled  # type: ignore[no-redef]
     except ImportError as exc:  # pragma: no cover - exercised in the no-build CI leg
         COMPILED_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
-core: ModuleType = compiled if compiled is not None else twin
+if compiled is not None:
+    core: ModuleType = compiled
+else:
+    from . import twin
+    core = twin
+
+
+def __getattr__(name: str) -> ModuleType:
+    # The twin is imported when asked for (tests, the no-build fallback): a process on
+    # the compiled core does not pay for it.
+    if name == "twin":
+        import importlib
+        return importlib.import_module(f"{__name__}.twin")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

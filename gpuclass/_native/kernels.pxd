@@ -31,7 +31,7 @@ cdef extern from "gpuclass_codes.h":
         E_TABS "GPUCLASS_E_TABS"
         E_DEVICE_FIRST "GPUCLASS_E_DEVICE_FIRST"
         E_SUBSYS_FIRST "GPUCLASS_E_SUBSYS_FIRST"
-        E_PROGIF_OUTSIDE "GPUCLASS_E_PROGIF_OUTSIDE"
+        E_PROGIF_IN_CLASS "GPUCLASS_E_PROGIF_IN_CLASS"
         E_UTF8 "GPUCLASS_E_UTF8"
         E_TOO_LONG "GPUCLASS_E_TOO_LONG"
         E_NUL "GPUCLASS_E_NUL"
@@ -101,9 +101,20 @@ cdef extern from "gpuclass_match.h":
     Py_ssize_t gpuclass_match(const MatchCtx* t, const MatchIO* io, int sub_rules,
                               int slots) noexcept nogil
     void gpuclass_match_init() noexcept nogil
+    int64_t gpuclass_layout_pairs(const uint16_t* vendor_block, int64_t* used, int32_t* remap) noexcept nogil
+    void gpuclass_layout_fill(const uint16_t* vendor_block, const uint16_t* dev_lut, const int64_t* used,
+                              const int32_t* remap, int64_t blocks, uint8_t* L) noexcept nogil
     Py_ssize_t gpuclass_rollup(Py_ssize_t n, const uint8_t* status, const int16_t* card,
-                               const uint16_t* slices, const int64_t* group, int64_t n_groups,
-                               int64_t* out, int* what) noexcept nogil
+                               const uint16_t* slices, const void* group, int gw, int64_t n_groups,
+                               int32_t* out, int32_t* counts, int n_cards, int* what) noexcept nogil
+    int gpuclass_rollup_add(int32_t* row, int32_t* counts, uint32_t st, int16_t card,
+                            uint16_t slices) noexcept nogil
+    void gpuclass_rollup_clear(int32_t* out, int32_t* counts, int n_cards, int64_t n_groups) noexcept nogil
+    enum:
+        RU_STATUS "GPUCLASS_RU_STATUS"
+        RU_GROUP "GPUCLASS_RU_GROUP"
+        RU_OVERFLOW "GPUCLASS_RU_OVERFLOW"
+        RU_CARD "GPUCLASS_RU_CARD"
     enum:
         L_VB "GPUCLASS_L_VB"
         L_CLASS "GPUCLASS_L_CLASS"
@@ -129,3 +140,45 @@ cdef extern from "gpuclass_sysfs.h":
     void gpuclass_read_devices(int dir_fd, const int* chain, int depth, const char** rel,
                                const char** name, SysDev* devs, Py_ssize_t n, int threads) noexcept nogil
     int GPUCLASS_SYSFS_C
+
+
+cdef extern from "gpuclass_audit.h":
+    enum:
+        COL_ABSENT "GPUCLASS_ABSENT"
+        COL_STR32 "GPUCLASS_STR32"
+        COL_STR64 "GPUCLASS_STR64"
+        COL_INT "GPUCLASS_INT"
+    ctypedef struct AuditCol "gpuclass_col":
+        int kind
+        const uint8_t* data
+        int64_t data_len
+        const int32_t* off32
+        const int64_t* off64
+        const int64_t* ints
+        const uint8_t* valid
+        int64_t voff
+    ctypedef struct AuditVec "gpuclass_vec":
+        void* p
+        int64_t n
+        int64_t cap
+        size_t item
+    ctypedef struct AuditOut "gpuclass_audit_out":
+        AuditVec starts
+        AuditVec totals
+        AuditVec counts
+        AuditVec problems
+        AuditVec unsupported
+        AuditVec nameless
+    int gpuclass_audit(const MatchCtx* t, int sub_rules, const AuditCol* cols, int64_t n,
+                       int n_cards, AuditOut* o, int64_t* bad) noexcept nogil
+    ctypedef struct KeySetC "gpuclass_keyset":
+        uint64_t* hash
+        int64_t* pos
+        int64_t cap
+        int64_t n
+    int64_t gpuclass_keyset_add(KeySetC* k, const uint64_t* h, int64_t n, int64_t base, int64_t* found,
+                                int64_t* prior) noexcept nogil
+    void gpuclass_key_hashes(const AuditCol* c, int64_t n, uint64_t seed, uint64_t* out) noexcept nogil
+    int64_t gpuclass_merge_runs(int64_t n_runs, const int64_t* group, const int32_t* totals,
+                                const int32_t* counts, int n_cards, int64_t n_groups, int32_t* out,
+                                int32_t* out_counts) noexcept nogil

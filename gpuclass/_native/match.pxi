@@ -14,6 +14,8 @@
 # derived once per MatchTables), so one base register reaches every table at a
 # constant offset.
 
+from zlib import crc32 as zlib_crc32
+
 from gpuclass._native.contract import match as _MS
 
 
@@ -61,17 +63,19 @@ def _layout(t):
     """The kernel's lookup block for MatchTables ``t`` (see the L_* offsets above).
 
     Derived from the checked tables; it holds the same facts rearranged so that
-    a device costs two dependent loads and no branch.
+    a device costs two dependent loads and no branch.  One block of device entries
+    per (block of dev_lut, GPU-vendor bit) that some vendor uses: the entry carries
+    the vendor's GPU bit, so the kernel needs no second lookup.  The large parts are
+    written by gpuclass_layout_fill (about a millisecond; numpy took ten in a new
+    process).
     """
     n_cards = t.card_slices.shape[0]
-    # One block per (block of dev_lut, GPU-vendor bit) that some vendor uses: the
-    # entry carries the vendor's GPU bit, so the kernel needs no second lookup.
-    pair = (t.vendor_block & 0x7FFF).astype(np.int64) * 2 + (t.vendor_block >> 15)
-    used, new_block = np.unique(pair, return_inverse=True)
-    blocks = used.shape[0]
+    used = np.empty(65536, dtype=np.int64)
+    remap = np.empty(65536, dtype=np.int32)
+    cdef const uint16_t* p_vb = <const uint16_t*> data_or_null(t.vendor_block)
+    cdef int64_t blocks = gpuclass_layout_pairs(p_vb, <int64_t*> data_or_null(used),
+                                                <int32_t*> data_or_null(remap))
     out = np.zeros(L_DEV + 8 * 65536 * blocks, dtype=np.uint8)
-    vb = out[L_VB:L_CLASS].view(np.uint32)
-    vb[:] = new_block.astype(np.uint32) << 16
     out[L_CLASS:L_CLASS + 65536] = t.class_lut & 3
     for guess, off in ((True, L_OUT_G), (False, L_OUT_S)):
         o = _outcome_table(guess)
@@ -81,37 +85,39 @@ def _layout(t):
         out[off:off + 512].view(np.uint64)[:] = st | (cm << np.uint64(16)) | (sm << np.uint64(32))
     f = np.arange(16)
     out[L_FB:L_FB + 16] = (((f & FLAG_VF) != 0) << OI_VF) | (((f & FLAG_INVALID) != 0) << OI_INVALID)
-    sl = out[L_SL:L_SL + 65536].view(np.uint16)
-    sl[1:1 + n_cards] = t.card_slices
-    dev = out[L_DEV:].view(np.uint64).reshape(blocks, 65536)
-    for nb, p in enumerate(used.tolist()):
-        ob, g = p >> 1, p & 1
-        e = t.dev_lut[ob * 65536:(ob + 1) * 65536].astype(np.uint64)
-        k = e & np.uint64(0x7FFF)
-        card = (k.astype(np.int64) - 1).astype(np.uint16).astype(np.uint64)  # -1: none
-        dev[nb] = ((sl[k].astype(np.uint64) << np.uint64(32)) | (card << np.uint64(16))
-                   | ((k != 0).astype(np.uint64) << np.uint64(3))
-                   | ((e >> np.uint64(15)) << np.uint64(4)) | np.uint64(g << 2))
+    out[L_SL:L_SL + 65536].view(np.uint16)[1:1 + n_cards] = t.card_slices
+    gpuclass_layout_fill(p_vb, <const uint16_t*> data_or_null(t.dev_lut), <const int64_t*> data_or_null(used),
+                         <const int32_t*> data_or_null(remap), blocks, <uint8_t*> data_or_null(out))
     out.flags.writeable = False
     return out
 
 
-# The last few tables' layouts, by identity (only for frozen tables, whose
-# contents cannot change; see _matchspec._check_tables).
+# The last few tables' layouts, by the tables' content (only for frozen tables, whose
+# contents cannot change; see contract.match.check_tables), with a shortcut by identity:
+# equal tables, however they were made or unpickled, share one layout.
 _LAYOUTS = {}
+_BY_ID = {}
 
 
 cdef object layout_for(object t):
     """(layout, classes to look up without addresses, classes to look up with them)."""
-    hit = _LAYOUTS.get(id(t))
+    hit = _BY_ID.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
-    lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
-           np.flatnonzero(t.class_lut & 1).tolist())
-    if _MS.is_frozen(t):
-        if len(_LAYOUTS) >= 8:
-            _LAYOUTS.pop(next(iter(_LAYOUTS)))
-        _LAYOUTS[id(t)] = (t, lay)
+    frozen = _MS.is_frozen(t)
+    content = _MS.tables_content(t) if frozen else None
+    key = zlib_crc32(content) if frozen else None
+    hit = _LAYOUTS.get(key) if frozen else None
+    if hit is not None and hit[0] == content:  # the whole content compared: never a wrong layout
+        lay = hit[1]
+    else:
+        lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
+               np.flatnonzero(t.class_lut & 1).tolist())
+    if frozen:
+        for cache, k, v in ((_LAYOUTS, key, (content, lay)), (_BY_ID, id(t), (t, lay))):
+            if len(cache) >= 8:
+                cache.pop(next(iter(cache)))
+            cache[k] = v
     return lay
 
 
@@ -195,6 +201,25 @@ cdef int link_companions(Py_ssize_t n, Py_ssize_t n_gpu, const int64_t* group,
     return 0
 
 
+cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
+    """Point ``ctx`` at checked tables ``t`` and their layout; returns the layout (keep it)."""
+    lay, guess_keys, slot_keys = layout_for(t)
+    ctx.layout = <const uint8_t*> data_or_null(lay)
+    # The classes whose rows need the lookups (the kernel screens the others out
+    # eight rows at a time); more than eight: every row is looked up.
+    keys = slot_keys if have_slots else guess_keys
+    ctx.n_keys = len(keys) if len(keys) <= 8 else -1
+    cdef int j
+    for j in range(min(len(keys), 8)):
+        ctx.keys[j] = keys[j]
+    ctx.dev_keys = <const uint32_t*> data_or_null(t.dev_keys)
+    ctx.n_dev = t.dev_keys.shape[0]
+    ctx.sub_offsets = <const int32_t*> data_or_null(t.sub_offsets)
+    ctx.sub_keys = <const uint32_t*> data_or_null(t.sub_keys)
+    ctx.sub_card = <const int16_t*> data_or_null(t.sub_card)
+    return lay
+
+
 def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
                   has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None):
     """Status, card index and slices of each device under compiled policy ``tables``.
@@ -215,21 +240,8 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     if n == 0:
         return status, card, slices
     cdef bint have_slots = a.domain is not None
-    lay, guess_keys, slot_keys = layout_for(t)
     cdef MatchCtx ctx
-    ctx.layout = <const uint8_t*> data_or_null(lay)
-    # The classes whose rows need the lookups (the kernel screens the others out
-    # eight rows at a time); more than eight: every row is looked up.
-    keys = slot_keys if have_slots else guess_keys
-    ctx.n_keys = len(keys) if len(keys) <= 8 else -1
-    cdef int j
-    for j in range(min(len(keys), 8)):
-        ctx.keys[j] = keys[j]
-    ctx.dev_keys = <const uint32_t*> data_or_null(t.dev_keys)
-    ctx.n_dev = t.dev_keys.shape[0]
-    ctx.sub_offsets = <const int32_t*> data_or_null(t.sub_offsets)
-    ctx.sub_keys = <const uint32_t*> data_or_null(t.sub_keys)
-    ctx.sub_card = <const int16_t*> data_or_null(t.sub_card)
+    keep = fill_ctx(&ctx, t, have_slots)  # keeps the layout alive while the kernel runs
     cdef int sub_rules = t.sub_keys.shape[0] > 0
     cdef MatchIO io
     io.n = n
@@ -270,32 +282,37 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
 
 
 
-def rollup(status, card, slices, group=None, n_groups=1):
-    """Per-group totals of a classification as an ``(n_groups, 8)`` int64 matrix.
+def rollup(status, card, slices, group=None, n_groups=1, n_cards=None):
+    """Per-group totals of a classification as an ``(n_groups, 8)`` int32 matrix.
 
-    Columns (``gpuclass._matchspec.R_*``): supported cards, slices, unsupported
+    Columns (``gpuclass.constants.R_*``): supported cards, slices, unsupported
     GPUs, companion functions, virtual functions, invalid records, the first
     supported card's index (-1: none) and the mixed-node bits.  Without
-    ``group`` every row belongs to group 0.
+    ``group`` (int32 or int64) every row belongs to group 0.  With ``n_cards``
+    the result is ``(matrix, counts)``, ``counts`` the ``(n_groups, n_cards)``
+    int32 supported cards of each group by card index.
     """
-    n_, st, cd, sc, g, ng = _MS.prepare_rollup_args(status, card, slices, group, n_groups)
+    n_, st, cd, sc, g, ng, nc = _MS.prepare_rollup_args(status, card, slices, group, n_groups, n_cards)
     cdef Py_ssize_t n = n_
     cdef int64_t c_ng = ng
+    cdef int c_nc = 0 if nc is None else nc
     # The kernel writes every row (zeros, and -1 for the model): no np.zeros pass.
-    out = np.empty((ng, ROLLUP_COLUMNS), dtype=np.int64)
+    out = np.empty((ng, ROLLUP_COLUMNS), dtype=np.int32)
+    counts = None if nc is None else np.empty((ng, nc), dtype=np.int32)
     if ng == 0 and n == 0:
-        return out
+        return out if counts is None else (out, counts)
     cdef const uint8_t* p_status = <const uint8_t*> data_or_null(st)
     cdef const int16_t* p_card = <const int16_t*> data_or_null(cd)
     cdef const uint16_t* p_slices = <const uint16_t*> data_or_null(sc)
-    cdef const int64_t* p_group = <const int64_t*> data_or_null(g)
-    cdef int64_t* p_out = <int64_t*> data_or_null(out)
+    cdef const void* p_group = data_or_null(g)
+    cdef int gw = 0 if g is None else g.dtype.itemsize
+    cdef int32_t* p_out = <int32_t*> data_or_null(out)
+    cdef int32_t* p_counts = NULL if counts is None else <int32_t*> cnp.PyArray_DATA(<cnp.ndarray> counts)
     cdef int what = 0
     cdef Py_ssize_t bad
     with nogil:
-        bad = gpuclass_rollup(n, p_status, p_card, p_slices, p_group, c_ng, p_out, &what)
+        bad = gpuclass_rollup(n, p_status, p_card, p_slices, p_group, gw, c_ng, p_out, p_counts,
+                              c_nc, &what)
     if bad >= 0:
-        if what == 0:
-            raise _MS.status_range_error(st, bad)
-        raise _MS.group_range_error(g, bad, ng)
-    return out
+        raise _MS.rollup_error(what, st, cd, g, bad, ng, nc)
+    return out if counts is None else (out, counts)

@@ -99,31 +99,43 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
             np.array(slices, dtype=np.uint16))
 
 
-def rollup(status, card, slices, group=None, n_groups=1):
-    """Per-group totals as an ``(n_groups, 8)`` int64 matrix (see the compiled core)."""
-    n, st, cd, sc, g, ng = _MS.prepare_rollup_args(status, card, slices, group, n_groups)
+def rollup(status, card, slices, group=None, n_groups=1, n_cards=None):
+    """Per-group totals as an ``(n_groups, 8)`` int32 matrix, with ``n_cards`` also the
+    per-card counts (see the compiled core)."""
+    n, st, cd, sc, g, ng, nc = _MS.prepare_rollup_args(status, card, slices, group, n_groups, n_cards)
     out = [[0, 0, 0, 0, 0, 0, -1, 0] for _ in range(ng)]
+    counts = [[0] * (nc or 0) for _ in range(ng)]
     st_l, cd_l, sc_l = st.tolist(), cd.tolist(), sc.tolist()
     g_l = g.tolist() if g is not None else [0] * n
     column = {C.UNSUPPORTED: C.R_UNSUPPORTED, C.COMPANION: C.R_COMPANIONS,
               C.VIRTUAL_FUNCTION: C.R_VFS, C.INVALID: C.R_INVALID}
-    for i in range(n):
-        s = st_l[i]
-        if s > C.INVALID:
-            raise _MS.status_range_error(st, i)
-        if not 0 <= g_l[i] < ng:
-            raise _MS.group_range_error(g, i, ng) if g is not None else AssertionError
-        row = out[g_l[i]]
-        if s == C.SUPPORTED:
-            row[C.R_CARDS] += 1
-            row[C.R_SLICES] += sc_l[i]
-            if row[C.R_MODEL] == -1:
-                row[C.R_MODEL] = cd_l[i]
-            elif row[C.R_MODEL] != cd_l[i]:
-                row[C.R_MIXED] |= C.MIXED_MODELS
-        elif s in column:
-            row[column[s]] += 1
-    for row in out:
-        if row[C.R_CARDS] > 0 and row[C.R_UNSUPPORTED] > 0:
-            row[C.R_MIXED] |= C.MIXED_UNSUPPORTED
-    return np.array(out, dtype=np.int64).reshape(ng, C.ROLLUP_COLUMNS)
+    for base in range(0, n, _MS.ROLLUP_CHUNK):  # checked, then added, a chunk at a time
+        rows = range(base, min(n, base + _MS.ROLLUP_CHUNK))
+        for i in rows:
+            if st_l[i] > C.INVALID:
+                raise _MS.rollup_error(_MS.RU_STATUS, st, cd, g, i, ng, nc)
+            if not 0 <= g_l[i] < ng:
+                raise _MS.rollup_error(_MS.RU_GROUP, st, cd, g, i, ng, nc)
+            if nc is not None and st_l[i] == C.SUPPORTED and not 0 <= cd_l[i] < nc:
+                raise _MS.rollup_error(_MS.RU_CARD, st, cd, g, i, ng, nc)
+        for i in rows:
+            s, row = st_l[i], out[g_l[i]]
+            if s == C.SUPPORTED:
+                if row[C.R_SLICES] + sc_l[i] > 0x7FFFFFFF:
+                    raise _MS.rollup_error(_MS.RU_OVERFLOW, st, cd, g, i, ng, nc)
+                row[C.R_CARDS] += 1
+                row[C.R_SLICES] += sc_l[i]
+                if nc is not None:
+                    counts[g_l[i]][cd_l[i]] += 1
+                if row[C.R_MODEL] == -1:
+                    row[C.R_MODEL] = cd_l[i]
+                elif row[C.R_MODEL] != cd_l[i]:
+                    row[C.R_MIXED] |= C.MIXED_MODELS
+            elif s in column:
+                row[column[s]] += 1
+            if row[C.R_CARDS] > 0 and row[C.R_UNSUPPORTED] > 0:
+                row[C.R_MIXED] |= C.MIXED_UNSUPPORTED
+    matrix = np.array(out, dtype=np.int32).reshape(ng, C.ROLLUP_COLUMNS)
+    if nc is None:
+        return matrix
+    return matrix, np.array(counts, dtype=np.int32).reshape(ng, nc)

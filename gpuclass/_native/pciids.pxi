@@ -125,14 +125,15 @@ cdef inline bint valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline int name_start(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t* out,
-                           bint check_utf8) noexcept nogil:
+                           bint check_utf8, int* note) noexcept nogil:
+    """Where the name starts, or E_NO_NAME; a name that is not UTF-8 is kept, with a note."""
     while pos < n and is_white(s[pos]):
         pos += 1
     out[0] = pos
     if pos >= n:
         return E_NO_NAME
-    if check_utf8 and not valid_utf8(s + pos, n - pos):
-        return E_UTF8
+    if check_utf8 and note[0] == 0 and not valid_utf8(s + pos, n - pos):
+        note[0] = E_UTF8
     return 0
 
 
@@ -144,7 +145,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
     cdef int top = TOP_NONE, l1 = L1_NONE
     cdef uint64_t vendor = 0, device = 0, cls = 0, subclass = 0, gsvendor = 0
     cdef int64_t value, sv, sd
-    cdef int kind, code, field
+    cdef int kind, code, field, note
     cdef uint64_t key = 0
     cdef uint8_t* seen_vendor = <uint8_t*> calloc(65536, 1)
     # One vectorized pass each over the whole buffer spares a per-line search
@@ -157,7 +158,8 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
     o.n_errors = 0
     while pos < total:
         end = pos + gpuclass_line_end(data + pos, total - pos, &high)
-        check_utf8 = high != 0
+        # libpci takes any byte in a name: only lenient mode looks, to flag names that are not UTF-8
+        check_utf8 = high != 0 and not strict
         lineno += 1
         start = pos
         pos = end + 1
@@ -165,6 +167,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
         n = end - start
         kind = -1
         code = 0
+        note = 0
         field = F_NONE
         if n > MAX_LINE:
             code = E_TOO_LONG
@@ -193,12 +196,13 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 5, &name_at, check_utf8)
+                        code = name_start(s, n, 5, &name_at, check_utf8, &note)
                     if code:
                         top = TOP_BAD
                     else:
                         top = TOP_CLASS
                         cls = <uint64_t> value
+                        subclass = 0  # a prog-if line straight under the class is subclass 00
                         kind = K_CLASS
                         key = cls
                 elif n > 1 and s[0] == 83 and s[1] == 32:  # 'S '
@@ -226,7 +230,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 5, &name_at, check_utf8)
+                        code = name_start(s, n, 5, &name_at, check_utf8, &note)
                     if code:
                         top = TOP_BAD
                     else:
@@ -250,7 +254,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 6, &name_at, check_utf8)
+                        code = name_start(s, n, 6, &name_at, check_utf8, &note)
                     if code:
                         l1 = L1_BAD
                     else:
@@ -264,7 +268,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 4, &name_at, check_utf8)
+                        code = name_start(s, n, 4, &name_at, check_utf8, &note)
                     if code:
                         l1 = L1_BAD
                     else:
@@ -278,7 +282,7 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                     if value < 0:
                         code = <int> -value
                     else:
-                        code = name_start(s, n, 6, &name_at, check_utf8)
+                        code = name_start(s, n, 6, &name_at, check_utf8, &note)
                     if code == 0:
                         kind = K_GENSUB
                         key = (gsvendor << 16) | <uint64_t> value
@@ -301,25 +305,32 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                             if sd < 0:
                                 code = <int> -sd
                             else:
-                                code = name_start(s, n, 12, &name_at, check_utf8)
+                                code = name_start(s, n, 12, &name_at, check_utf8, &note)
                         if code == 0:
                             kind = K_SUBSYS
                             key = (vendor << 48) | (device << 32) | (<uint64_t> sv << 16) | <uint64_t> sd
                 elif top == TOP_CLASS:
                     if l1 == L1_NONE:
-                        code = E_PROGIF_OUTSIDE
+                        note = E_PROGIF_IN_CLASS  # libpci reads it as a prog-if of subclass 00
+                    field = F_PROGIF
+                    value = id_then_white(s, n, 2, 2)
+                    if value < 0:
+                        code = <int> -value
                     else:
-                        field = F_PROGIF
-                        value = id_then_white(s, n, 2, 2)
-                        if value < 0:
-                            code = <int> -value
-                        else:
-                            code = name_start(s, n, 5, &name_at, check_utf8)
-                        if code == 0:
-                            kind = K_PROGIF
-                            key = (cls << 16) | (subclass << 8) | <uint64_t> value
+                        code = name_start(s, n, 5, &name_at, check_utf8, &note)
+                    if code == 0:
+                        kind = K_PROGIF
+                        key = (cls << 16) | (subclass << 8) | <uint64_t> value
                 else:
                     code = E_GENSUB_NEST
+        if note and not code and not strict:
+            # kept as libpci keeps it, and listed (lenient mode) as read but not as written
+            if not o.count_only:
+                o.err_line[o.n_errors] = lineno
+                o.err_code[o.n_errors] = <uint8_t> note
+                o.err_field[o.n_errors] = <uint8_t> field
+                o.err_start[o.n_errors] = <uint64_t> start
+            o.n_errors += 1
         if code:
             if not o.count_only:
                 o.err_line[o.n_errors] = lineno

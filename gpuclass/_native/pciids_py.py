@@ -50,17 +50,19 @@ def _id_then_white(line: bytes, pos: int, width: int):
     return 0, _P.E_WIDTH if c in _HEX else _P.E_BAD_HEX
 
 
-def _name(line: bytes, pos: int):
-    """The name after the ID's whitespace; (start, error)."""
+def _name(line: bytes, pos: int, notes: list[int] | None):
+    """The name after the ID's whitespace; (start, error).  A name that is not UTF-8 is
+    kept (libpci takes any byte); with ``notes`` (lenient mode) it is noted there."""
     n = len(line)
     while pos < n and line[pos] in _WHITE:
         pos += 1
     if pos >= n:
         return pos, _P.E_NO_NAME
-    try:
-        line[pos:].decode("utf-8")
-    except UnicodeDecodeError:
-        return pos, _P.E_UTF8
+    if notes is not None and not notes:
+        try:
+            line[pos:].decode("utf-8")
+        except UnicodeDecodeError:
+            notes.append(_P.E_UTF8)
     return pos, 0
 
 
@@ -118,17 +120,19 @@ def scan_pci_ids(data, strict=True):
         kind = key = -1
         code = field = 0
         name_at = 0
+        notes: list[int] | None = None if strict else []  # a kept line's note (lenient mode only)
         if nest == 0:
             l1 = L1_NONE
             if line[0] == 0x43 and len(line) > 1 and line[1] == 0x20:  # 'C '
                 field = _P.F_CLASS
                 value, code = _id_then_white(line, 2, 2)
                 if not code:
-                    name_at, code = _name(line, 5)
+                    name_at, code = _name(line, 5, notes)
                 if code:
                     top = TOP_BAD
                 else:
-                    top, cls = TOP_CLASS, value
+                    # a prog-if line straight under the class is subclass 00, as libpci reads it
+                    top, cls, subclass = TOP_CLASS, value, 0
                     kind, key = _P.K_CLASS, value
             elif line[0] == 0x53 and len(line) > 1 and line[1] == 0x20:  # 'S '
                 field = _P.F_GSVENDOR
@@ -151,7 +155,7 @@ def scan_pci_ids(data, strict=True):
                 field = _P.F_VENDOR
                 value, code = _id_then_white(line, 0, 4)
                 if not code:
-                    name_at, code = _name(line, 5)
+                    name_at, code = _name(line, 5, notes)
                 if code:
                     top = TOP_BAD
                 else:
@@ -172,7 +176,7 @@ def scan_pci_ids(data, strict=True):
                 field = _P.F_DEVICE
                 value, code = _id_then_white(line, body, 4)
                 if not code:
-                    name_at, code = _name(line, body + 5)
+                    name_at, code = _name(line, body + 5, notes)
                 if code:
                     l1 = L1_BAD
                 else:
@@ -182,7 +186,7 @@ def scan_pci_ids(data, strict=True):
                 field = _P.F_SUBCLASS
                 value, code = _id_then_white(line, body, 2)
                 if not code:
-                    name_at, code = _name(line, body + 3)
+                    name_at, code = _name(line, body + 3, notes)
                 if code:
                     l1 = L1_BAD
                 else:
@@ -192,7 +196,7 @@ def scan_pci_ids(data, strict=True):
                 field = _P.F_GSDEVICE
                 value, code = _id_then_white(line, body, 4)
                 if not code:
-                    name_at, code = _name(line, body + 5)
+                    name_at, code = _name(line, body + 5, notes)
                 if not code:
                     kind, key = _P.K_GENSUB, (gsvendor << 16) | value
         else:  # nest == 2
@@ -212,20 +216,19 @@ def scan_pci_ids(data, strict=True):
                         sd, code = _id_then_white(line, body + 5, 4)
                     if not code:
                         field = _P.F_SUBDEVICE
-                        name_at, code = _name(line, body + 10)
+                        name_at, code = _name(line, body + 10, notes)
                     if not code:
                         kind = _P.K_SUBSYS
                         key = (vendor << 48) | (device << 32) | (sv << 16) | sd
             elif top == TOP_CLASS:
-                if l1 == L1_NONE:
-                    code = _P.E_PROGIF_OUTSIDE
-                else:
-                    field = _P.F_PROGIF
-                    value, code = _id_then_white(line, body, 2)
-                    if not code:
-                        name_at, code = _name(line, body + 3)
-                    if not code:
-                        kind, key = _P.K_PROGIF, (cls << 16) | (subclass << 8) | value
+                if l1 == L1_NONE and notes is not None:
+                    notes.append(_P.E_PROGIF_IN_CLASS)  # libpci reads it as a prog-if of subclass 00
+                field = _P.F_PROGIF
+                value, code = _id_then_white(line, body, 2)
+                if not code:
+                    name_at, code = _name(line, body + 3, notes)
+                if not code:
+                    kind, key = _P.K_PROGIF, (cls << 16) | (subclass << 8) | value
             else:
                 code = _P.E_GENSUB_NEST
         if code:
@@ -233,6 +236,8 @@ def scan_pci_ids(data, strict=True):
             if strict:
                 break
             continue
+        if notes:  # kept as libpci keeps it, and listed as read but not as written
+            fail(notes[0], field)
         keys[kind].append(key)
         entries[kind].append(len(lines))
         lines.append(lineno)

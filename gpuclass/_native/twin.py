@@ -11,12 +11,14 @@ not built (see :mod:`gpuclass._native`).
 
 from __future__ import annotations
 
+from .audit_py import KeySet, audit_rows, key_hashes, merge_runs
 from .keyindex_py import KeyIndex
 from .match_py import match_devices, rollup
 from .pciids_py import parse_pci_ids, scan_pci_ids
 from .sysfs_py import read_devices
 
 __all__ = ["IS_COMPILED", "scan_pci_ids", "parse_pci_ids", "KeyIndex", "match_devices", "rollup",
-           "read_devices"]
+           "read_devices", "audit_rows", "key_hashes", "KeySet",
+           "merge_runs"]
 
 IS_COMPILED = False

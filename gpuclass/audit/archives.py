@@ -1,82 +1,210 @@
-"""Walking collections of per-server files: a directory tree, a tar or zip archive.
+"""Collections of inputs: a directory tree, a tar or zip archive (compressed or not).
 
-Each member comes out as ``(server name, bytes or the exception that stopped its
-read)``; the server is named after the file.
+Each entry comes out as a :class:`Member`: its name inside the collection and how to
+open it, or why it is skipped.  Only regular files are read, each through
+:func:`gpuclass.inputs.open_input` (a directory's) or the archive's own reader; a
+FIFO, a device, a socket, a symlink that leaves the directory (or any symlink in an
+archive) is a skipped member, reported and never followed.  A symlink to a regular
+file inside the directory is read under its own name.  A damaged tar header is an
+error naming the member before it, never an early end of the archive; a member that
+cannot be read is an error naming it.
 
->>> server_name("dumps/gex44-01.lspci.txt"), server_name("host2.log")
+>>> server_name("dumps/gex44-01.lspci.txt"), server_name("fleet/host2/lspci.txt")
 ('gex44-01.lspci', 'host2')
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import tarfile
 import zipfile
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import IO
 
 from ..errors import SourceError
-from .progress import Progress
+from ..inputs import kind_of, open_input
+from .compressed import DECOMPRESS_ERRORS, Bounded, Limits
 
-__all__ = ["server_name", "iter_dir", "iter_archive"]
+__all__ = ["Member", "server_name", "iter_dir", "iter_tar", "iter_zip", "archive_kind", "DUMP_SUFFIXES"]
+
+DUMP_SUFFIXES = (".lspci", ".txt", ".out", ".log")
+# File names a collector gives every host's dump alike: the server is the folder.
+_GENERIC = ("lspci", "pci", "devices", "hardware", "dump", "output")
+_TAR_BLOCK = 512
+
+
+@dataclass
+class Member:
+    """One entry of a collection: ``open`` gives its bytes, or ``skipped`` says why not."""
+
+    name: str
+    open: Callable[[], IO[bytes]] | None = None
+    skipped: str | None = None
+    size: int = 0
 
 
 def server_name(member: str) -> str:
-    name = Path(member).name
-    for suffix in (".lspci", ".txt", ".out", ".log"):
+    """The server a dump names: the file name less ``.lspci``/``.txt``/``.out``/``.log``,
+    or its folder's name where the file has a name every host's dump shares (``lspci.txt``)."""
+    path = PurePosixPath(member.replace(os.sep, "/"))
+    name = path.name
+    for suffix in DUMP_SUFFIXES:
         if name.endswith(suffix):
-            return name[: -len(suffix)]
+            name = name[: -len(suffix)]
+            break
+    stem = name.split(".")[0].lower()
+    if len(path.parts) > 1 and stem.startswith(_GENERIC):
+        return path.parent.name
     return name
 
 
-def iter_dir(path: Path, progress: "Progress | None") -> Iterator[tuple[str, bytes | Exception]]:
-    for p in sorted(x for x in path.rglob("*") if not x.is_dir()):
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            yield server_name(p.name), exc
-            continue
-        if progress:
-            progress.advance(len(data))
-        yield server_name(str(p.relative_to(path))), data
-
-
-def iter_archive(path: Path, progress: "Progress | None") -> Iterator[tuple[str, bytes | Exception]]:
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as zf:
-            for info in zf.infolist():
-                if info.is_dir():
-                    continue
+def iter_dir(root: str) -> Iterator[Member]:
+    """The regular files under ``root`` in name order (symlinked folders are not entered)."""
+    real_root = os.path.realpath(root)
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        entries = sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))])
+        for fname in entries:
+            path = os.path.join(dirpath, fname)
+            rel = os.path.relpath(path, root)
+            try:
+                st = os.lstat(path)
+            except OSError as exc:
+                yield Member(rel, skipped=f"cannot read: {exc.strerror or exc}")
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                target = os.path.realpath(path)
+                inside = os.path.commonpath([real_root, target]) == real_root
                 try:
-                    data = zf.read(info)
-                except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
-                    yield server_name(info.filename), exc
+                    tst = os.stat(target)
+                except OSError:
+                    yield Member(rel, skipped="a dangling symlink (not followed)")
                     continue
-                if progress:
-                    progress.advance(info.compress_size)
-                yield server_name(info.filename), data
+                if not inside:
+                    yield Member(rel, skipped="a symlink leaving the directory (not followed)")
+                elif not stat.S_ISREG(tst.st_mode):
+                    yield Member(rel, skipped=f"a symlink to {kind_of(tst.st_mode)} (not followed)")
+                else:
+                    yield Member(rel, _opener(target), size=tst.st_size)
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                yield Member(rel, skipped=f"{kind_of(st.st_mode)} (not read)")
+                continue
+            yield Member(rel, _opener(path), size=st.st_size)
+
+
+def _opener(path: str) -> Callable[[], IO[bytes]]:
+    return lambda: open_input(path, "audit member", follow=False)
+
+
+def archive_kind(head: bytes) -> str | None:
+    """``tar`` or ``zip`` from the first bytes of a stream (after any decompression)."""
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    if head[257:262] == b"ustar":
+        return "tar"
+    return None
+
+
+def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> Iterator[Member]:
+    """Members of a tar stream, read in order (each opened before the next is asked for)."""
+    try:
+        tf = tarfile.open(fileobj=stream, mode="r:" if stream.seekable() else "r|")
+    except (tarfile.TarError, *DECOMPRESS_ERRORS) as exc:
+        raise SourceError(name, None, f"not a readable tar archive: {exc}") from None
+    last = None
+    seen = 0
+    with tf:
+        while True:
+            # reading a hard link makes tarfile load the rest of the index: take the
+            # members from there before asking for more
+            if seen < len(tf.members):
+                info = tf.members[seen]
+            else:
+                try:
+                    info = tf.next()
+                except (tarfile.TarError, *DECOMPRESS_ERRORS) as exc:
+                    raise SourceError(name, None, f"damaged tar archive after member {last!r}: {exc}") from None
+                if info is None:
+                    _check_tar_end(tf, stream, name, last)
+                    return
+                if seen and info is tf.members[seen - 1]:
+                    continue  # the member tarfile read on opening, handed out again
+            seen += 1
+            last = info.name
+            if info.isdir():
+                continue
+            if info.isfile() or info.islnk():
+                yield Member(info.name, _tar_opener(tf, info, f"{name}:{info.name}", limits, total),
+                             size=info.size)
+            elif info.issym():
+                yield Member(info.name, skipped=f"a symlink to {info.linkname!r} (not followed)")
+            else:
+                what = "a FIFO" if info.isfifo() else "a device" if info.isdev() else "not a regular file"
+                yield Member(info.name, skipped=f"{what} (not read)")
+
+
+def _check_tar_end(tf: tarfile.TarFile, stream: IO[bytes], name: str, last: str | None) -> None:
+    """tarfile ends quietly at a header it cannot read, and where the data ends: only the
+    zero blocks that end an archive may follow."""
+    if not stream.seekable():
         return
     try:
-        tf = tarfile.open(path, "r:*")
-    except (tarfile.TarError, OSError) as exc:
-        raise SourceError(str(path), None, f"not a tar or zip archive: {exc}") from None
-    with tf:
-        # stream mode: members one after another, never the whole index in memory
-        while True:
-            try:
-                info = tf.next()
-            except tarfile.TarError as exc:
-                yield f"{path.name}@{tf.offset}", exc
-                return
-            if info is None:
-                return
-            if not info.isfile():
-                continue
+        stream.seek(tf.offset)
+        rest = stream.read(2 * _TAR_BLOCK)
+    except (OSError, *DECOMPRESS_ERRORS):
+        return
+    where = f"after member {last!r}" if last else "at its start"
+    if rest.strip(b"\0"):
+        raise SourceError(name, None, f"damaged tar header {where} (at byte {tf.offset}); "
+                                      "the archive goes on past it")
+    if not rest:
+        raise SourceError(name, None, f"the archive ends {where} without its end-of-archive "
+                                      "blocks (truncated?)")
+
+
+def _tar_opener(tf: tarfile.TarFile, info: tarfile.TarInfo, name: str, limits: Limits,
+                total: list[int]) -> Callable[[], IO[bytes]]:
+    def open_member() -> IO[bytes]:
+        try:
             fh = tf.extractfile(info)
-            try:
-                data = fh.read() if fh is not None else b""
-            except (tarfile.TarError, OSError, EOFError) as exc:
-                yield server_name(info.name), exc
-                return
-            if progress:
-                progress.set(tf.fileobj.tell() if hasattr(tf.fileobj, "tell") else 0)
-            yield server_name(info.name), data
+        except (tarfile.TarError, KeyError, *DECOMPRESS_ERRORS) as exc:
+            raise SourceError(name, None, f"cannot read member: {exc}") from None
+        if fh is None:
+            raise SourceError(name, None, "cannot read member: not a file")
+        return Bounded(fh, name, limits, None, total)
+    return open_member
+
+
+def iter_zip(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> Iterator[Member]:
+    """Members of a zip archive (the stream must be seekable)."""
+    try:
+        zf = zipfile.ZipFile(stream)
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, *DECOMPRESS_ERRORS) as exc:
+        raise SourceError(name, None, f"not a readable zip archive: {exc}") from None
+    with zf:
+        for info in infos:
+            if info.is_dir():
+                continue
+            mode = info.external_attr >> 16
+            if info.create_system == 3 and stat.S_IFMT(mode) and not stat.S_ISREG(mode):
+                yield Member(info.filename, skipped=f"{kind_of(mode)} (not read)")
+                continue
+            yield Member(info.filename, _zip_opener(zf, info, f"{name}:{info.filename}", limits, total),
+                         size=info.file_size)
+
+
+def _zip_opener(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: Limits,
+                total: list[int]) -> Callable[[], IO[bytes]]:
+    def open_member() -> IO[bytes]:
+        try:
+            fh = zf.open(info)
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, *DECOMPRESS_ERRORS) as exc:
+            raise SourceError(name, None, f"cannot read member: {exc}") from None
+        size = max(info.compress_size, 1)
+        return Bounded(fh, name, limits, lambda: size, total)
+    return open_member

@@ -1,9 +1,13 @@
 """Listings: auction-like records with free text, one report per record.
 
 Cards come from the description (the information lines count only when it names
-none); a ``GPU`` special with no recognisable card is a problem.  Text is matched
-by :mod:`gpuclass.textmatch`; cards are counted through the compiled rollup, like
-every auditor's.
+none: a listing often repeats the card there, and that is one card, not two); a
+record without a description, a ``GPU`` special with no recognisable card, a name
+that does not say which card, and an id seen before in the same source are
+problems.  A name that fits several allowlisted editions of equal slices counts,
+with a problem naming the editions.  Text is matched by :mod:`gpuclass.textmatch`;
+cards are counted per report as the matches name them (no numpy on this path: a small
+feed audits in the time a script takes to start).
 
 >>> feed = [{"id": 1, "description": ["Intel Core i7-6700", "GPU - Nvidia GeForce GTX 1080"],
 ...          "specials": ["GPU"]},
@@ -18,11 +22,7 @@ import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import numpy as np
-
-from ..classify import summarize
-from ..constants import SUPPORTED
-from ..textmatch.matcher import AMBIGUOUS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
+from ..textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
 from .report import PASSTHROUGH, ServerReport, card_entries, finish, unsupported_entries
 
 __all__ = ["TextAuditor", "audit_records", "audit_texts"]
@@ -32,6 +32,12 @@ _BATCH = 4096  # records matched per automaton pass
 
 def _lines(value: Any, what: str, problems: list[str]) -> list[str]:
     """A record's list of text lines; anything else is reported, never guessed at."""
+    if type(value) is list:
+        for item in value:
+            if type(item) is not str:
+                break
+        else:
+            return value  # the usual record: read as it is
     if value is None:
         return []
     if isinstance(value, str):
@@ -55,10 +61,11 @@ class TextAuditor:
         from ..textmatch import TextMatcher, default_matcher
 
         if matcher is None:
-            matcher = default_matcher() if policy is None else TextMatcher(policy)
+            matcher = default_matcher() if policy is None else TextMatcher.cached(policy)
         self.matcher = matcher
         self.compiled = matcher.compiled
-        self.slices = np.array([c["slices"] for c in self.compiled.cards], dtype=np.uint16)
+        self._ids: dict[str, int] = {}   # server id -> first row, within the current source
+        self._source: str | None = None
 
     def reports(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ServerReport]:
         """``items``: ``(row, source, record, error)``; a non-None error flags the row."""
@@ -88,7 +95,11 @@ class TextAuditor:
                     problems.append("record has no id")
                 else:
                     r.server = str(sid)
+                    self._check_id(r)
+                known = len(problems)
                 desc = _lines(rec.get("description"), "description", problems)
+                if len(problems) == known and not any(line.strip() for line in desc):
+                    problems.append("record has no description")
                 info = _lines(rec.get("information"), "information", problems)
                 specials = _lines(rec.get("specials"), "specials", problems)
                 gpu_special = any(s.strip().lower() == "gpu" for s in specials)
@@ -98,7 +109,7 @@ class TextAuditor:
             texts.extend(info)
         matches = self.matcher.find_many(texts)
         per_text: dict[int, list[int]] = {}
-        for j, rec_i in enumerate(matches.record.tolist()):
+        for j, rec_i in enumerate(matches.records):
             per_text.setdefault(rec_i, []).append(j)
         all_hits = []
         for r, first, n_desc, n_info, gpu_special in prepared:
@@ -113,34 +124,38 @@ class TextAuditor:
         self._fill(reports, matches, all_hits, [p[4] for p in prepared])
         return [finish(r) for r in reports]
 
+    def _check_id(self, r: ServerReport) -> None:
+        if r.source != self._source:
+            self._source, self._ids = r.source, {}
+        first = self._ids.setdefault(r.server, r.row)
+        if first != r.row:
+            r.problems.append(f"duplicate server id {r.server!r} (first at row {first})")
+
     def _fill(self, reports: list[ServerReport], matches: Any, hits: list[list[int]],
               specials: list[bool]) -> None:
-        """Cards through the rollup (one row per card named), the rest from the mentions."""
-        kinds = matches.kind
-        rows = [(i, j) for i, hs in enumerate(hits) for j in hs if kinds[j] == SUPPORTED_TEXT]
-        group = np.array([i for i, _ in rows], dtype=np.int64)
-        card = matches.card[[j for _, j in rows]].astype(np.int16)
-        count = matches.count[[j for _, j in rows]].astype(np.int64)
-        group, card = np.repeat(group, count), np.repeat(card, count)
-        roll = summarize(status=np.full(len(card), SUPPORTED, dtype=np.uint8), card=card,
-                         slices=self.slices[card], group=group, n_groups=len(reports),
-                         policy=self.compiled)
+        """Cards, unsupported GPUs and problems of each report, from its mentions."""
+        kinds, cards, counts = matches.kinds, matches.cards, matches.counts
         for i, (r, hs, gpu_special) in enumerate(zip(reports, hits, specials)):
             evidence: dict[int, list[str]] = {}
             unsupported: dict[str, int] = {}
+            per_card: dict[int, int] = {}
             for j in hs:
-                kind = int(kinds[j])
+                kind = kinds[j]
                 m = matches.mention(j)
-                if kind == SUPPORTED_TEXT:
-                    seen = evidence.setdefault(int(matches.card[j]), [])
+                if kind in (SUPPORTED_TEXT, EDITIONS_TEXT):
+                    per_card[cards[j]] = per_card.get(cards[j], 0) + counts[j]
+                    seen = evidence.setdefault(cards[j], [])
                     if m.text not in seen:
                         seen.append(m.text)
+                    if kind == EDITIONS_TEXT:
+                        r.problems.append(f"{m.text!r} does not say which edition: {m.name}; "
+                                          f"counted as {self.compiled.cards[cards[j]]['name']}")
                 elif kind == UNSUPPORTED_TEXT:
                     label = m.name + (f" ({m.device_id})" if m.device_id else "")
                     unsupported[label] = unsupported.get(label, 0) + m.count
                 elif kind == AMBIGUOUS_TEXT:
                     r.problems.append(f"{m.text!r} does not say which card: {m.name}")
-            r.cards = card_entries(self.compiled, roll.card_counts(i), "text",
+            r.cards = card_entries(self.compiled, per_card, "text",
                                    {c: "; ".join(t) for c, t in evidence.items()})
             unsupported_entries(r, unsupported)
             if gpu_special and not hs:

@@ -1,132 +1,432 @@
-"""Auditing files: each path's kind detected (or given), read as a stream, reported in order.
+"""Auditing files: each input's kind told by its content, read as a stream, reported in order.
 
-A missing file is a :class:`~gpuclass.errors.SourceError`; a malformed row inside
-a file is a flagged report.
+A path is a file (plain or compressed: gzip, xz, bzip2, zstd, recognised by their
+first bytes whatever the name), a directory or an archive (tar, compressed or not,
+or zip).  Every member of a directory or archive is told apart the same way: an
+lspci dump is one server (named after its file, or its folder where every host's
+file has the same name); a feed, NDJSON or CSV file is a source of its own (a
+directory of hourly feed snapshots is a history; ``latest=True`` keeps the latest
+record per server id).  Members that are no input (a binary, a sysfs tree's files,
+a symlink leaving the directory, a FIFO) are skipped and listed in ``skipped``.
+
+Errors: a missing or unreadable path, a damaged archive, an input that expands past
+the limits (:class:`~gpuclass.audit.compressed.Limits`) are a
+:class:`~gpuclass.errors.SourceError` naming the file and member; a CSV that is not
+comma-separated, or lacks a text column, is an :class:`~gpuclass.errors.InputError`
+raised before the first report; a malformed row inside an input is a flagged report.
+
+>>> import gzip, json, pathlib, tempfile
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> for hour, n in (("0100", 1), ("0200", 2)):
+...     rec = {"id": 7, "description": [f"{n}x RTX 6000 Ada"]}
+...     _ = (d / f"sb-{hour}00.json.gz").write_bytes(gzip.compress(json.dumps([rec]).encode()))
+>>> [(r.server, r.slices, r.rows) for r in audit_paths([d], latest=True)]
+[('7', 8, 2)]
 """
 
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
 
 from ..errors import InputError, SourceError
-from .archives import iter_archive, iter_dir, server_name
-from .devices import DeviceAuditor
-from .dumps import audit_lspci_dumps
+from ..inputs import LIMITS, open_input
+from .archives import DUMP_SUFFIXES, Member, archive_kind, iter_dir, iter_tar, iter_zip, server_name
+from .compressed import Bounded, Limits, compression_of, decompress
+from .csvfiles import BadCsvRow, check_header, csv_rows, pick_column
+from .csvfiles import iter_text_csv as _text_rows
 from .listings import TextAuditor
-from .progress import Progress
-from .readers import (
-    KINDS,
-    BadCsvRow,
-    Reader,
-    csv_rows,
-    detect_kind,
-    is_device_header,
-    iter_device_csv,
-    iter_feed,
-    iter_ndjson,
-    iter_parquet,
-    iter_text_csv,
-)
+from .progress import Counted, Progress
+from .readers import HEAD, KINDS, TEXT_COLUMNS, Reader, is_device_header, iter_feed, iter_ndjson, sniff
 from .report import ServerReport
 
-__all__ = ["audit_paths"]
+__all__ = ["audit_paths", "AuditRun"]
+
+_MEMBER_LIMIT = LIMITS["audit member"]
 
 
-def _reports_for(path: Path, kind: str, *, policy: Any, text_column: str | None,
-                 server_column: str | None, progress: Progress | None,
-                 text_auditor: Callable[[], TextAuditor]) -> Iterator[ServerReport]:
-    source = str(path)
-    if kind == "lspci-dir":
-        return audit_lspci_dumps(iter_dir(path, progress), policy=policy, source=source)
-    if kind == "archive":
-        return audit_lspci_dumps(iter_archive(path, progress), policy=policy, source=source)
+class _Prefixed(io.RawIOBase):
+    """The bytes already read to tell a stream's kind, then the rest of the stream."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        super().__init__()
+        self.head, self.rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self.head:
+            n = min(len(b), len(self.head))
+            b[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        data = self.rest.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+def _head(fh: IO[bytes]) -> bytes:
+    out = b""
+    while len(out) < HEAD:
+        chunk = fh.read(HEAD - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+class _Context:
+    def __init__(self, policy: Any, text_column: str | None, server_column: str | None,
+                 limits: Limits, progress: Progress | None) -> None:
+        self.policy = policy
+        self.text_column = text_column
+        self.server_column = server_column
+        self.limits = limits
+        self.progress = progress
+        self.skipped: list[dict[str, str]] = []
+        self._text: TextAuditor | None = None
+
+    def text_auditor(self) -> TextAuditor:
+        if self._text is None:
+            self._text = TextAuditor(self.policy)
+        return self._text
+
+    def skip(self, name: str, reason: str) -> None:
+        self.skipped.append({"input": name, "reason": reason})
+
+
+def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
+                    member: Member | None, total: list[int], in_archive: bool) -> Iterator[ServerReport]:
+    """Reports of one stream (a file, or a member of a collection)."""
+    head = _head(fh)
+    comp = compression_of(head)
+    inner = member.name if member is not None else os.path.basename(name)
+    if comp is not None:
+        fh = decompress(_rewound(fh, head), comp, name, ctx.limits, total)
+        head = _head(fh)
+        inner = _less_suffix(inner)
+    found = sniff(head, inner)
+    stream: IO[bytes] = io.BufferedReader(_Prefixed(head, fh), buffer_size=1 << 20)
+    if found == "archive" and (kind in (None, "archive") or member is None and kind == "lspci-dir"):
+        if in_archive:
+            ctx.skip(name, "an archive inside a collection (not read)")
+            return
+        yield from _collection(ctx, _archive_members(fh, head, name, ctx.limits, total), name, total)
+        return
+    if kind is None:
+        kind = found
+    elif kind == "archive":
+        raise SourceError(name, None, "not a tar or zip archive")
+    if kind in ("binary", "archive"):
+        if comp is not None:
+            while stream.read(1 << 20):  # damaged compressed data looks binary: read it to say so
+                pass
+        if member is None:  # named by the user: it had better be an input
+            raise SourceError(name, None, "binary data, not an audit input")
+        ctx.skip(name, "a binary file, not an audit input" if kind == "binary" else
+                 "an archive inside a collection (not read)")
+        return
+    if kind == "text":
+        if member is not None and not _dump_like(name):
+            ctx.skip(name, "a text file with no lspci output, not an audit input")
+            return
+        kind = "lspci"
     if kind == "lspci":
-        try:
-            data: bytes | Exception = path.read_bytes()
-        except OSError as exc:
-            data = exc
-        if progress and isinstance(data, bytes):
-            progress.advance(len(data))
-        return audit_lspci_dumps([(server_name(path.name), data)], policy=policy, source=source)
-    if kind == "parquet":
-        return DeviceAuditor(policy).reports(iter_parquet(path, server_column, progress), source)
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise SourceError(source, None, exc.strerror or str(exc)) from None
-    reader = Reader(fh, progress)
+        data = stream.read(_MEMBER_LIMIT + 1)
+        if len(data) > _MEMBER_LIMIT:
+            raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for one dump)")
+        from .dumps import audit_lspci_dumps
 
-    def generate() -> Iterator[ServerReport]:
-        with fh:
-            if kind == "feed":
-                yield from text_auditor().reports(iter_feed(reader, source))
-            elif kind == "ndjson":
-                yield from text_auditor().reports(iter_ndjson(reader, source))
-            elif kind in ("csv", "table-csv"):
-                rows = csv_rows(reader)
-                header = next(rows, None)
-                if header is None:
-                    return
-                if isinstance(header, BadCsvRow):
-                    raise SourceError(source, 1, f"unreadable CSV header: {header.problem}")
-                if kind == "table-csv" or is_device_header(header):
-                    yield from DeviceAuditor(policy).reports(
-                        iter_device_csv(rows, header, server_column), source)
-                else:
-                    yield from text_auditor().reports(
-                        iter_text_csv(rows, header, source, text_column, server_column))
-            else:
-                raise InputError(f"unknown input kind {kind!r}; expected one of {', '.join(KINDS)}")
-    return generate()
+        server = server_name(inner)
+        yield from audit_lspci_dumps([(server, data)], policy=ctx.policy, source=name)
+        return
+    if kind == "parquet":
+        # pyarrow reads the footer first: the file itself where it can seek, else a copy
+        source: IO[bytes] = _rewound(fh, head)
+        if not source.seekable():
+            data = source.read(_MEMBER_LIMIT + 1)
+            if len(data) > _MEMBER_LIMIT:
+                raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for a "
+                                              "Parquet member that cannot be read in place)")
+            source = io.BytesIO(data)
+        # audited a column at a time: chunks of servers (AuditTable), iterated where reports are wanted
+        from .stream import iter_audit, prefetch
+        from .tables import parquet_batches
+
+        yield from iter_audit(prefetch(parquet_batches(source, ctx.server_column, name)), policy=ctx.policy,
+                              server_column=ctx.server_column, source=name)
+        return
+    reader = Reader(stream)
+    if kind == "feed":
+        yield from ctx.text_auditor().reports(iter_feed(reader, name))
+    elif kind == "ndjson":
+        yield from ctx.text_auditor().reports(iter_ndjson(reader, name))
+    elif kind in ("csv", "table-csv"):
+        yield from _csv_reports(ctx, reader, name, kind)
+    else:
+        raise InputError(f"unknown input kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+def _less_suffix(name: str) -> str:
+    """A compressed file's name less its compression suffix (``sb-1200.json.gz``: ``sb-1200.json``)."""
+    low = name.lower()
+    for suffix, plain in ((".gz", ""), (".xz", ""), (".bz2", ""), (".zst", ""), (".tgz", ".tar"),
+                          (".txz", ".tar"), (".tbz2", ".tar")):
+        if low.endswith(suffix):
+            return name[: -len(suffix)] + plain
+    return name
+
+
+def _rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:
+    """``fh`` from its start again, after ``head`` was read from it."""
+    if fh.seekable():
+        try:
+            fh.seek(0)
+            return fh
+        except (OSError, ValueError):
+            pass
+    return io.BufferedReader(_Prefixed(head, fh))
+
+
+def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator[ServerReport]:
+    rows = csv_rows(reader)
+    header = next(rows, None)
+    if header is None:
+        return
+    if isinstance(header, BadCsvRow):
+        raise SourceError(name, 1, f"unreadable CSV header: {header.problem}")
+    check_header(header, name)
+    if kind == "table-csv" or is_device_header(header):
+        from .devices import DeviceAuditor
+        from .tables import iter_device_csv
+
+        yield from DeviceAuditor(ctx.policy).reports(iter_device_csv(rows, header, ctx.server_column), name)
+    else:
+        yield from ctx.text_auditor().reports(
+            _text_rows(rows, header, name, ctx.text_column, ctx.server_column))
+
+
+def _dump_like(name: str) -> bool:
+    base = os.path.basename(name).lower()
+    return base.startswith("lspci") or base.endswith(DUMP_SUFFIXES)
+
+
+def _archive_members(fh: IO[bytes], head: bytes, name: str, limits: Limits,
+                     total: list[int]) -> Iterator[Member]:
+    kind = archive_kind(head)
+    stream = _rewound(fh, head)
+    if kind == "zip":
+        if not stream.seekable():  # a zip is read from its end: standard input is copied first
+            cap = min(limits.max_expanded, _MEMBER_LIMIT * 4)
+            data = stream.read(cap + 1)
+            if len(data) > cap:
+                raise SourceError(name, None, f"a zip archive larger than {cap} bytes on a stream "
+                                              "(give it as a file)")
+            stream = io.BytesIO(data)
+        return iter_zip(stream, name, limits, total)
+    return iter_tar(stream, name, limits, total)
+
+
+def _collection(ctx: _Context, members: Iterator[Member], name: str, total: list[int] | None,
+                sep: str = ":") -> Iterator[ServerReport]:
+    for m in members:
+        full = f"{name}{sep}{m.name}"
+        if m.skipped is not None or m.open is None:
+            ctx.skip(full, m.skipped or "not read")
+            continue
+        try:
+            fh = m.open()
+        except SourceError as exc:
+            if "not a regular file" in exc.reason or "symlink" in exc.reason:
+                ctx.skip(full, exc.reason)
+                continue
+            raise
+        if ctx.progress is not None and not isinstance(fh, Bounded):
+            fh = Counted(fh, ctx.progress)  # a directory's files: their bytes are the progress
+        with _closing(fh):
+            # an archive's members count towards its expansion; a directory's archives are
+            # read (one level), an archive's archives are not
+            inside = total is not None
+            yield from _stream_reports(ctx, fh, full, None, m, total if inside else [0], inside)
+
+
+class _closing:
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+
+    def __enter__(self) -> Any:
+        return self.fh
+
+    def __exit__(self, *exc: Any) -> None:
+        close = getattr(self.fh, "close", None)
+        if close is not None:
+            close()
+
+
+def _path_reports(ctx: _Context, path: str, kind: str) -> Iterator[ServerReport]:
+    if os.path.isdir(path):
+        if kind not in ("auto", "lspci-dir", "archive"):
+            raise InputError(f"{path}: a directory cannot be read as {kind}")
+        yield from _collection(ctx, iter_dir(path), path.rstrip("/") or "/", None, sep="/")
+        return
+    fh: IO[bytes] = open_input(path, "audit input")
+    if ctx.progress is not None:
+        fh = Counted(fh, ctx.progress)
+    with _closing(fh):
+        forced = None if kind in ("auto", "lspci-dir") else kind
+        yield from _stream_reports(ctx, fh, "<stdin>" if path == "-" else path, forced, None, [0], False)
+
+
+class AuditRun:
+    """The reports of :func:`audit_paths`, streamed; ``skipped`` lists the members that
+    were not read (``{"input", "reason"}``), complete once the run is exhausted.
+
+    :meth:`pieces` gives the same run with each Parquet device table's servers as
+    :class:`~gpuclass.audit.columnar.AuditTable` chunks, for writers that take columns.
+    """
+
+    def __init__(self, gen: Iterator[Any], ctx: _Context) -> None:
+        self._gen = gen
+        self._reports: Iterator[ServerReport] = iter(())
+        self.skipped = ctx.skipped
+
+    def __iter__(self) -> "AuditRun":
+        return self
+
+    def __next__(self) -> ServerReport:
+        while True:
+            r = next(self._reports, None)
+            if r is not None:
+                return r
+            item = next(self._gen)
+            if isinstance(item, ServerReport):
+                return item
+            self._reports = iter(item)
+
+    def pieces(self) -> Iterator[Any]:
+        """The run as it comes: ServerReport objects and AuditTable chunks, in input order."""
+        yield from self._reports
+        yield from self._gen
 
 
 def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", policy: Any = None,
                 text_column: str | None = None, server_column: str | None = None,
-                progress: bool | Progress = False) -> Iterator[ServerReport]:
+                progress: bool | Progress = False, latest: bool = False,
+                limits: Limits | None = None) -> AuditRun:
     """Reports for files of any understood kind, streamed in input order.
 
-    ``kind`` forces one of ``KINDS`` for every path (else :func:`detect_kind`).
-    A missing file is a :class:`~gpuclass.errors.SourceError`; a malformed row
-    inside a file is a flagged report.
+    ``kind`` forces one of ``KINDS`` for every path (else each input's content tells);
+    ``latest`` keeps, per server id, only the latest record of a history (reports
+    then come at the end, one per server, with ``rows`` the records it stands for);
+    ``limits`` bounds what compressed inputs and archives may expand to; ``progress``
+    draws a bar on a terminal (``True``: on stderr).
+
+    A missing file, a directory or archive that cannot be read, an input that expands
+    past the limits is a :class:`~gpuclass.errors.SourceError`; a CSV that is not
+    comma-separated or has no text column an :class:`~gpuclass.errors.InputError`,
+    both raised before the first report where the file is named directly.
     """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        raise TypeError(f"audit_paths: expected a sequence of paths, got one {type(paths).__name__} "
+                        f"({paths!r}); write audit_paths([{paths!r}])")
     if kind != "auto" and kind not in KINDS:
         raise InputError(f"unknown input kind {kind!r}; expected auto or one of {', '.join(KINDS)}")
-    paths = [Path(p) for p in paths]
-    for p in paths:
-        if not p.exists():
-            raise SourceError(str(p), None, "no such file or directory")
+    names = [p if isinstance(p, str) else os.fspath(p) for p in paths]
+    for p in names:
+        if p != "-" and not os.path.lexists(p):
+            raise SourceError(p, None, "no such file or directory")
+    for p in names:
+        _preflight(p, kind, text_column)
     bar: Progress | None
     if progress is True:
-        bar = Progress(sum(_size(p) for p in paths))
+        bar = Progress(sum(_size(p) for p in names))
     else:
         bar = progress or None
-    auditor: list[TextAuditor] = []
+    ctx = _Context(policy, text_column, server_column, limits or Limits(), bar)
 
-    def text_auditor() -> TextAuditor:
-        if not auditor:
-            auditor.append(TextAuditor(policy))
-        return auditor[0]
-
-    def generate() -> Iterator[ServerReport]:
-        for p in paths:
-            k = detect_kind(p) if kind == "auto" else kind
-            yield from _reports_for(p, k, policy=policy, text_column=text_column,
-                                    server_column=server_column, progress=bar,
-                                    text_auditor=text_auditor)
-            if bar:
-                bar.next_file(0)
-        if bar:
-            bar.close()
-    return generate()
+    def generate() -> Iterator[Any]:
+        try:
+            items: Iterator[Any] = (r for p in names for r in _path_reports(ctx, p, kind))
+            if latest:
+                items = _latest(r for item in items for r in _reports_of(item))
+            for item in items:
+                if bar is not None:
+                    bar.row(1 if isinstance(item, ServerReport) else len(item))
+                yield item
+        finally:
+            if bar is not None:
+                bar.close()
+    return AuditRun(generate(), ctx)
 
 
-def _size(p: Path) -> int:
-    if p.is_dir():
-        return sum(x.stat().st_size for x in p.rglob("*") if x.is_file())
+def _preflight(path: str, kind: str, text_column: str | None) -> None:
+    """Refuse a CSV that cannot be read before any report is written."""
+    if path == "-" or os.path.isdir(path):
+        return
     try:
-        return p.stat().st_size
+        with open_input(path, "audit input") as fh:
+            head = fh.read(HEAD)
+    except SourceError:
+        raise
+    if compression_of(head) is not None:
+        return
+    found = sniff(head, path) if kind == "auto" else kind
+    if found not in ("csv", "table-csv"):
+        return
+    reader = Reader(io.BytesIO(head))
+    header = next(csv_rows(reader), None)
+    if header is None or isinstance(header, BadCsvRow):
+        return
+    check_header(header, path)
+    if found == "csv" and not is_device_header(header) and \
+            pick_column(header, TEXT_COLUMNS, text_column, "text") is None:
+        raise InputError(f"{path}: no text column (one of {', '.join(TEXT_COLUMNS)}) "
+                         "and no vendor/device columns; name one with --text-column")
+
+
+def _reports_of(item: Any) -> Iterator[ServerReport]:
+    return iter((item,)) if isinstance(item, ServerReport) else iter(item)
+
+
+def _latest(reports: Iterator[ServerReport]) -> Iterator[ServerReport]:
+    """One report per server id: the latest record's, at the place of the first."""
+    order: list[ServerReport | str] = []
+    last: dict[str, ServerReport] = {}
+    count: dict[str, int] = {}
+    for r in reports:
+        if r.server is None:
+            order.append(r)
+            continue
+        if r.server not in last:
+            order.append(r.server)
+        last[r.server] = r
+        count[r.server] = count.get(r.server, 0) + r.rows
+    for item in order:
+        if isinstance(item, str):
+            r = last[item]
+            r.rows = count[item]
+            yield r
+        else:
+            yield item
+
+
+def _size(p: str) -> int:
+    if p == "-":
+        return 0
+    if os.path.isdir(p):
+        total = 0
+        for dirpath, _, files in os.walk(p):
+            for f in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, f)).st_size
+                except OSError:
+                    pass
+        return total
+    try:
+        return os.stat(p).st_size
     except OSError:
         return 0
+

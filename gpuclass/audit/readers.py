@@ -1,51 +1,59 @@
 """Reading audit inputs as streams of records: the auction feed, NDJSON, CSV, Parquet.
 
-Files are read in chunks and decoded incrementally; the auction feed is decoded
-one record at a time (``json.JSONDecoder.raw_decode`` over a sliding buffer; one
-record must fit in memory).  A record that cannot be read comes out with its
-error, never dropped.  :func:`detect_kind` tells the kinds apart.
+Files are read in chunks and decoded incrementally; the auction feed (an object
+with a ``server`` list, or a bare array: a feed snapshot) is decoded one record at a
+time (``json.JSONDecoder.raw_decode`` over a sliding buffer; one record must fit in
+memory).  A record that cannot be read comes out with its error, never dropped, and
+reading goes on at the next record.  :func:`sniff` and :func:`detect_kind` tell the
+kinds apart by content (magic bytes first), not by name.
 
->>> detect_kind("fleet/dumps.tar.gz"), detect_kind("fleet/ids.parquet")
-('archive', 'parquet')
+>>> sniff(b'[{"id": 1}]', "sb-120000.json"), sniff(b"01:00.0 0300: 10de:1b80\\n", "x")
+('feed', 'lspci')
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
-import itertools
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-
-from ..errors import InputError, SourceError
+from ..inputs import open_input
+from .archives import archive_kind
+from .compressed import DECOMPRESS_ERRORS, Limits, compression_of, decompress
 from .progress import Progress
-from .report import PASSTHROUGH
 
-__all__ = ["KINDS", "TEXT_COLUMNS", "SERVER_COLUMNS", "DEVICE_FIELDS", "CHUNK_ROWS", "Reader",
-           "iter_feed", "iter_ndjson", "BadCsvRow", "csv_rows", "pick_column", "iter_text_csv",
-           "device_columns", "is_device_header", "iter_device_csv", "iter_parquet", "arrow_column",
-           "detect_kind"]
+__all__ = ["KINDS", "TEXT_COLUMNS", "SERVER_COLUMNS", "CHUNK_ROWS", "DEVICE_FIELDS", "DEVICE_ALIASES",
+           "Reader", "iter_feed", "iter_ndjson", "is_device_header", "sniff", "detect_kind", "HEAD"]
 
 KINDS = ("feed", "ndjson", "csv", "lspci", "lspci-dir", "archive", "table-csv", "parquet")
 TEXT_COLUMNS = ("description", "text", "name", "gpu")
 SERVER_COLUMNS = ("server", "id", "host", "hostname", "node")
+DEVICE_FIELDS = ("server", "vendor", "device", "subvendor", "subdevice", "class")
+DEVICE_ALIASES = {"server": SERVER_COLUMNS, "vendor": ("vendor", "vendor_id"),
+                  "device": ("device", "device_id"), "subvendor": ("subvendor", "subsystem_vendor"),
+                  "subdevice": ("subdevice", "subsystem_device", "subsystem_id"),
+                  "class": ("class", "class_code", "class_id")}
 CHUNK_ROWS = 65536      # device-table rows classified per kernel call
+HEAD = 65536            # bytes looked at to tell a stream's kind
 _READ = 1 << 20         # bytes read at a time
 _MAX_RECORD = 64 << 20  # one feed record larger than this is malformed, not buffered on
+# a line of lspci output: an address (maybe after an IOMMU-group prefix), or a -vmm Slot
+_LSPCI_LINE = re.compile(r"^(?:IOMMU [Gg]roup [0-9]{1,6}:? )?[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:"
+                         r"[01][0-9a-fA-F]\.[0-7][ \t]|^Slot:\t", re.MULTILINE)
 
 
 class Reader:
     """Text chunks of a binary file, decoded incrementally, reporting progress."""
 
-    def __init__(self, fh: IO[bytes], progress: Progress | None) -> None:
+    def __init__(self, fh: IO[bytes], progress: Progress | None = None) -> None:
         self.fh = fh
         self.progress = progress
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # utf-8-sig: a byte-order mark at the start is no part of the first field
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
         self.eof = False
 
     def read(self) -> str:
@@ -70,14 +78,19 @@ class Reader:
             yield tail
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"\s*')   # a JSON string and the blanks after it
+_KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')     # ... followed by a colon: an object key
+
+
 def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str | None]]:
-    """Records of ``{"server": [...]}``, decoded one at a time from a sliding buffer."""
+    """Records of ``{"server": [...]}`` or of a bare array ``[...]`` (a feed snapshot),
+    decoded one at a time from a sliding buffer."""
     dec = json.JSONDecoder()
     buf = ""
     pos = 0
     row = 0
 
-    def fill(need_more: bool = True) -> bool:
+    def fill() -> bool:
         nonlocal buf, pos
         if reader.eof:
             return False
@@ -115,15 +128,118 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
                 last = key
                 fill()
 
-    if skip_ws() != "{":
-        yield 1, source, None, "not an auction feed: expected a JSON object with a \"server\" list"
+    def resync(start: int) -> bool:
+        """Move ``pos`` to the next record after a malformed one at ``start``: an object
+        with an "id" that begins a list element (after ',' or '['); False at the end."""
+        nonlocal pos
+        pos = start  # the broken record stays in the buffer while the search reads on
+        at = start + 1
+        while True:
+            nxt = buf.find("{", at)
+            if nxt < 0:
+                ahead = len(buf) - pos
+                if not fill():
+                    pos = len(buf)
+                    return False
+                at = pos + ahead
+                continue
+            k = nxt - 1
+            while k > pos and buf[k] in " \t\r\n":
+                k -= 1
+            if buf[k] in ",[":
+                v, seen = None, None
+                while True:
+                    try:
+                        v, _ = dec.raw_decode(buf, nxt)
+                        break
+                    except json.JSONDecodeError as exc:
+                        # a candidate cut off by the end of what was read: read on while
+                        # more text changes the error
+                        key = (exc.msg, exc.pos - nxt)
+                        if reader.eof or len(buf) - nxt > _MAX_RECORD or (
+                                key == seen and not exc.msg.startswith("Unterminated")):
+                            break
+                        seen = key
+                        rel = nxt - pos
+                        fill()
+                        nxt = pos + rel
+                if isinstance(v, dict) and ("id" in v or "server" in v):
+                    pos = nxt
+                    return True
+            at = nxt + 1
+
+    def key_follows() -> bool:
+        """Whether the text at ``pos`` is an object key: a string, then ':' (not consumed)."""
+        while True:
+            m = _KEY.match(buf, pos)
+            if m is not None:
+                return True
+            end = _STRING.match(buf, pos)
+            if end is not None and end.end() < len(buf):
+                return False  # a complete string and something else after it
+            if len(buf) - pos > _MAX_RECORD or not fill():
+                return False
+
+    def items() -> Iterator[tuple[int, str, Any, str | None]]:
+        nonlocal pos, row
+        while True:
+            c = skip_ws()
+            if c == "]":
+                pos += 1
+                return
+            if c == ",":
+                pos += 1
+                continue
+            if c == "":
+                yield row + 1, source, None, "feed ends inside the server list"
+                ended[0] = True
+                return
+            row += 1
+            rec, err = value()
+            if err is None:
+                c = skip_ws()
+                if c == "," and isinstance(rec, dict):
+                    pos += 1
+                    c = skip_ws()
+                    # a key and a colon after the comma: the record closed early (a line
+                    # lost inside it), and what follows is its rest; any value is the next item
+                    ok = c != '"' or not key_follows()
+                else:
+                    ok = c in (",", "]", "")
+                if ok:
+                    yield row, source, rec, None
+                    continue
+                # the record closed early (a line lost inside it): what follows is its rest
+                err = "malformed JSON: text after the record's closing brace"
+            yield row, source, None, err
+            if not resync(pos):  # pos is still where the broken record starts
+                ended[0] = True
+                return
+
+    ended = [False]   # the text ended inside the list (already reported)
+    first = skip_ws()
+    if first == "[":
+        pos += 1
+        yield from items()
+        if not ended[0] and skip_ws() != "":
+            yield row + 1, source, None, "text after the end of the feed"
+        return
+    if first != "{":
+        yield 1, source, None, "not an auction feed: expected a JSON array or an object with a \"server\" list"
         return
     pos += 1
+    lists = 0
     while True:
         c = skip_ws()
         if c == "}" or c == "":
             if c == "":
                 yield row + 1, source, None, "feed ends before its closing brace"
+                return
+            pos += 1
+            if not lists:
+                yield row + 1, source, None, "not an auction feed: no \"server\" list"
+            elif skip_ws() != "":
+                yield row + 1, source, None, "text after the end of the feed"
             return
         if c == ",":
             pos += 1
@@ -144,32 +260,10 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
                 return
             continue
         pos += 1
-        while True:
-            c = skip_ws()
-            if c == "]":
-                pos += 1
-                break
-            if c == ",":
-                pos += 1
-                continue
-            if c == "":
-                yield row + 1, source, None, "feed ends inside the server list"
-                return
-            row += 1
-            rec, err = value()
-            if err is None:
-                yield row, source, rec, None
-                continue
-            yield row, source, None, err
-            # Resynchronise at the next record: after "}," and before "{".
-            while True:
-                nxt = buf.find("{", pos + 1)
-                if nxt >= 0:
-                    pos = nxt
-                    break
-                pos = len(buf)
-                if not fill():
-                    return
+        lists += 1
+        yield from items()
+        if ended[0]:
+            return
 
 
 def iter_ndjson(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str | None]]:
@@ -184,172 +278,72 @@ def iter_ndjson(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, st
             yield row, source, None, f"malformed JSON line: {exc.msg} at column {exc.colno}"
 
 
-class BadCsvRow(list):
-    """A CSV row the csv module could not split (kept, so that it becomes a flagged row)."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__()
-        self.problem = problem
-
-
-def csv_rows(reader: Reader) -> Iterator[list[str]]:
-    """CSV rows; a row the csv module rejects (a bare carriage return in an unquoted
-    field, say) comes out as a :class:`BadCsvRow` instead of ending the file."""
-    rows = csv.reader(reader.lines())
-    while True:
-        try:
-            yield next(rows)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            yield BadCsvRow(f"malformed CSV row: {exc}")
-
-
-def pick_column(header: list[str], wanted: Sequence[str], given: str | None, what: str) -> int | None:
-    low = [h.strip().lower() for h in header]
-    if given is not None:
-        if given.lower() not in low:
-            raise InputError(f"{what} column {given!r} not in the header {header}")
-        return low.index(given.lower())
-    return next((low.index(w) for w in wanted if w in low), None)
-
-
-def iter_text_csv(rows: Iterator[list[str]], header: list[str], source: str, text_column: str | None,
-                   server_column: str | None) -> Iterator[tuple[int, str, Any, str | None]]:
-    ti = pick_column(header, TEXT_COLUMNS, text_column, "text")
-    if ti is None:
-        raise InputError(f"{source}: no text column (one of {', '.join(TEXT_COLUMNS)}) "
-                         "and no vendor/device columns; name one with --text-column")
-    si = pick_column(header, SERVER_COLUMNS, server_column, "server")
-    low = [h.strip().lower() for h in header]
-    extra = {k: low.index(k) for k in PASSTHROUGH + ("specials", "information") if k in low}
-    for row, cells in enumerate(rows, 1):
-        if isinstance(cells, BadCsvRow):
-            yield row, source, None, cells.problem
-            continue
-        if len(cells) != len(header):
-            yield row, source, None, f"expected {len(header)} fields, got {len(cells)}"
-            continue
-        rec: dict[str, Any] = {"id": cells[si] if si is not None else str(row),
-                               "description": cells[ti].split("\n")}
-        for k, i in extra.items():
-            rec[k] = [x.strip() for x in cells[i].split(",") if x.strip()] if k == "specials" else cells[i]
-        yield row, source, rec, None
-
-
-DEVICE_FIELDS = ("server", "vendor", "device", "subvendor", "subdevice", "class")
-DEVICE_ALIASES = {"server": SERVER_COLUMNS, "vendor": ("vendor", "vendor_id"),
-                   "device": ("device", "device_id"), "subvendor": ("subvendor", "subsystem_vendor"),
-                   "subdevice": ("subdevice", "subsystem_device", "subsystem_id"),
-                   "class": ("class", "class_code", "class_id")}
-
-
-def device_columns(header: Sequence[str], server_column: str | None) -> dict[str, int | None]:
-    low = [str(h).strip().lower() for h in header]
-    out: dict[str, int | None] = {}
-    for f in DEVICE_FIELDS:
-        names = (server_column.lower(),) if f == "server" and server_column else DEVICE_ALIASES[f]
-        out[f] = next((low.index(n) for n in names if n in low), None)
-    missing = [f for f in ("server", "vendor", "device", "class") if out[f] is None]
-    if missing:
-        raise InputError(f"device table lacks columns {missing} (header: {list(header)})")
-    return out
-
-
 def is_device_header(header: Sequence[str]) -> bool:
+    """A header with vendor and device columns: a device table."""
     low = {str(h).strip().lower() for h in header}
     return bool(low & set(DEVICE_ALIASES["vendor"])) and bool(low & set(DEVICE_ALIASES["device"]))
 
 
-def iter_device_csv(rows: Iterator[list[str]], header: list[str],
-                     server_column: str | None) -> Iterator[dict[str, Any]]:
-    idx = device_columns(header, server_column)
-    width = len(header)
-    it = enumerate(rows, 1)
-    while True:
-        part = list(itertools.islice(it, CHUNK_ROWS))
-        if not part:
-            return
-        cols: dict[str, list[Any]] = {k: [] for k in ("row", *DEVICE_FIELDS, "error")}
-        for row, cells in part:
-            cols["row"].append(row)
-            if isinstance(cells, BadCsvRow):
-                err = cells.problem
-            else:
-                err = None if len(cells) == width else f"expected {width} fields, got {len(cells)}"
-            for f in DEVICE_FIELDS:
-                i = idx[f]
-                cols[f].append(cells[i] if i is not None and i < len(cells) else None)
-            cols["error"].append(err)
-        yield cols
-
-
-def iter_parquet(path: Path, server_column: str | None,
-                  progress: Progress | None) -> Iterator[dict[str, Any]]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise InputError("reading Parquet needs pyarrow: pip install 'gpuclass[dataframes]'") from exc
-    try:
-        pf = pq.ParquetFile(path)
-    except Exception as exc:  # pyarrow raises its own error types
-        raise SourceError(str(path), None, f"not a Parquet file: {exc}") from None
-    idx = device_columns(pf.schema_arrow.names, server_column)
-    names = pf.schema_arrow.names
-    row = 0
-    for i, batch in enumerate(pf.iter_batches(batch_size=CHUNK_ROWS)):
-        n = batch.num_rows
-        cols: dict[str, Any] = {"row": np.arange(row + 1, row + n + 1)}
-        for f in DEVICE_FIELDS:
-            j = idx[f]
-            cols[f] = None if j is None else arrow_column(batch.column(names[j]))
-        cols["error"] = None
-        row += n
-        if progress:  # Parquet has no byte position to show: rows read, scaled to the size
-            progress.set(int(os.path.getsize(path) * row / max(pf.metadata.num_rows, 1)))
-        yield cols
-
-
-def arrow_column(col: Any) -> Any:
-    import pyarrow as pa
-
-    if pa.types.is_integer(col.type) and col.null_count == 0:
-        return col.to_numpy()
-    return col.to_pylist()
-
-
-_ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".zip")
-
-
-def detect_kind(path: str | os.PathLike) -> str:
-    """The input kind of a path, by name and first bytes (one of ``KINDS``).
-
-    """
-    p = Path(path)
-    name = p.name.lower()
-    if p.is_dir():
-        return "lspci-dir"
-    if name.endswith(_ARCHIVES):
+def sniff(head: bytes, name: str) -> str:
+    """The kind of a stream from its first bytes (decompressed) and its name: one of
+    ``KINDS``, ``binary``, or ``text`` (no lspci line among the first ones)."""
+    low = name.lower()
+    if archive_kind(head):
         return "archive"
-    if name.endswith(".parquet"):
+    if head.startswith(b"PAR1") or low.endswith(".parquet"):
         return "parquet"
-    if name.endswith((".ndjson", ".jsonl")):
-        return "ndjson"
-    head = b""
-    if p.is_file():
-        with open(p, "rb") as fh:
-            head = fh.read(65536)
-    text = head.decode("utf-8", "replace")
-    if name.endswith((".csv", ".tsv")):
-        first = next(csv.reader([text.split("\n", 1)[0]]), [])
-        return "table-csv" if is_device_header(first) else "csv"
+    text = head.decode("utf-8", "replace").lstrip("\ufeff")
     stripped = text.lstrip()
-    if name.endswith(".json") or stripped.startswith(("{", "[")):
-        first_line = stripped.split("\n", 1)[0]
+    if low.endswith((".csv", ".tsv")):
         try:
-            obj = json.loads(first_line)
-        except ValueError:
+            first = next(csv.reader([text.split("\n", 1)[0]]), [])
+        except csv.Error:  # a header the csv module rejects: reading it says so
+            first = []
+        return "table-csv" if is_device_header(first) else "csv"
+    if low.endswith((".ndjson", ".jsonl")):
+        return "ndjson"
+    json_like = stripped.startswith(("{", "["))
+    if not low.endswith(".json") and _LSPCI_LINE.search(text):
+        return "lspci"   # before the first byte: a dump whose first line is damaged is a dump
+    if json_like:
+        if stripped.startswith("["):
             return "feed"
-        return "feed" if isinstance(obj, dict) and "server" in obj and isinstance(obj["server"], list) \
-            and "\n" not in stripped.strip() else "ndjson"
-    return "lspci"
+        first_line, _, rest = stripped.partition("\n")
+        try:
+            json.loads(first_line)
+        except ValueError:
+            return "feed"  # an object over several lines: a feed document
+        return "ndjson" if rest.strip() else "feed"
+    # a text input may hold a stray control byte; a binary holds many
+    if head.count(b"\0") * 200 > len(head) or text.count("\ufffd") * 20 > len(text) + 20:
+        return "binary"
+    return "text"
+
+
+def detect_kind(path: str | os.PathLike, limits: Limits | None = None) -> str:
+    """The input kind of a path, by its first bytes (decompressed where compressed) and
+    its name: one of ``KINDS``, ``binary`` or ``text``.
+
+    >>> import tempfile, pathlib, gzip
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "sb-120000.json.gz").write_bytes(gzip.compress(b'[{"id": 1}]'))
+    >>> detect_kind(d / "sb-120000.json.gz"), detect_kind(d)
+    ('feed', 'lspci-dir')
+    """
+    if os.path.isdir(path):
+        return "lspci-dir"
+    name = os.fspath(path)
+    with open_input(path, "audit input") as fh:
+        head = fh.read(HEAD)
+        kind = compression_of(head)
+        if kind is not None:
+            fh.seek(0)
+            try:
+                head = decompress(fh, kind, name, limits or Limits()).read(HEAD)
+            except DECOMPRESS_ERRORS:
+                return "binary"
+            for suffix in (".gz", ".xz", ".bz2", ".zst", ".tgz", ".txz", ".tbz2"):
+                if name.lower().endswith(suffix):
+                    name = name[: -len(suffix)]
+                    break
+    return sniff(head, name)

@@ -21,8 +21,8 @@ __all__ = ["ServerReport", "AuditSummary", "CSV_COLUMNS", "PASSTHROUGH", "finish
 
 CSV_COLUMNS = ("row", "source", "server", "gpu_capable", "cards", "supported_cards", "slices",
                "unsupported", "unsupported_gpus", "reason", "problems", "rows",
-               "cpu", "price", "datacenter")
-PASSTHROUGH = ("cpu", "price", "datacenter")
+               "cpu", "price", "datacenter", "hourly_price")
+PASSTHROUGH = ("cpu", "price", "datacenter", "hourly_price")
 
 
 @dataclass(slots=True)
@@ -96,6 +96,7 @@ class AuditSummary:
     with_unsupported: int = 0
     flagged: int = 0
     cards: dict[str, int] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, r: ServerReport) -> None:
         self.servers += 1
@@ -114,7 +115,15 @@ class AuditSummary:
                 "gpu_capable": self.gpu_capable, "supported_cards": self.supported_cards,
                 "slices": self.slices, "unsupported_gpus": self.unsupported_gpus,
                 "servers_with_unsupported": self.with_unsupported, "flagged": self.flagged,
-                "cards": dict(sorted(self.cards.items()))}
+                "cards": dict(sorted(self.cards.items())), "skipped": list(self.skipped)}
+
+    def line(self) -> str:
+        """The totals in one line of text."""
+        cards = ", ".join(f"{k} {v}" for k, v in sorted(self.cards.items())) or "none"
+        text = (f"{self.servers} servers from {self.input_rows} input rows: {self.gpu_capable} GPU-capable, "
+                f"{self.supported_cards} supported cards ({cards}), {self.slices} slices; "
+                f"{self.with_unsupported} with unsupported GPUs; {self.flagged} flagged")
+        return text + (f"; {len(self.skipped)} inputs skipped" if self.skipped else "")
 
 
 def finish(r: ServerReport) -> ServerReport:

@@ -12,5 +12,6 @@ COMMANDS = {
     "labels": "gpuclass.cli.labels",
     "validate-pod": "gpuclass.cli.validate_pod",
     "diagnose": "gpuclass.cli.diagnose",
+    "policy": "gpuclass.cli.policy",
     "audit": "gpuclass.cli.audit",
 }

@@ -7,10 +7,13 @@ never a traceback:
 - 0: success
 - 1: the command ran and found a problem (unknown ID, failed validation, ...)
 - 2: usage error (bad arguments, a malformed ID)
-- 3: input or environment error (unreadable file, malformed database, bad root)
+- 3: input or environment error (unreadable file, missing or malformed database, bad root)
 
->>> main(["lookup", "10de:27b0", "--format", "json"])  # doctest: +ELLIPSIS
-{...
+Each command's ``--help`` ends with what its codes mean for it.  ``gpuclass --help``
+and every ``gpuclass COMMAND --help`` answer without importing numpy or pydantic.
+
+>>> main(["lookup", "10de:27b0", "-o", "json"])  # doctest: +ELLIPSIS
+[...
 0
 """
 
@@ -21,8 +24,10 @@ import importlib
 import os
 import sys
 
+import gpuclass
+
 from ..errors import GpuclassError, InputError
-from .options import printable
+from .options import UsageError, printable
 
 EXIT_OK, EXIT_FOUND_PROBLEM, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
@@ -35,7 +40,12 @@ EPILOG = """examples:
   gpuclass diagnose node.yaml            why GPU pods do not schedule on a node
   gpuclass lookup 10de:27b0              names of a vendor:device
   gpuclass lookup 10de:1e30:10de:12ba    ... and of a subsystem
-  gpuclass db info --format json         which pci.ids is in use
+  gpuclass db info -o json               which pci.ids is in use
+  gpuclass policy show                   the allowlist policy in use, as YAML
+
+Every command prints a table by default and JSON or YAML with -o json|yaml
+(--format is an alias). Exit codes: 0 success, 1 a problem found, 2 usage error,
+3 unreadable input; each command's --help says what they mean for it.
 """
 
 
@@ -47,22 +57,29 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``gpuclass`` parser: with ``only``, that command alone with its options (the
+    others cannot be reached from its command line); without, every command by name and
+    summary, for ``gpuclass --help``.  Neither imports anything heavy."""
     from .commands import COMMANDS
-    from .options import add_command
+    from .options import HelpFormatter, add_command
 
     parser = _Parser(
         prog="gpuclass",
         description="Classify server hardware for a bare-metal Kubernetes GPU platform.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"gpuclass {gpuclass.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, modname in COMMANDS.items():
         if only is not None and name != only:
-            sub.add_parser(name, help=f"see 'gpuclass {name} --help'")
-            continue
-        add_command(sub, importlib.import_module(modname))
+            continue  # parsing one command needs no other: each parser costs a few ms
+        module = importlib.import_module(modname)
+        if name == only:
+            add_command(sub, module)
+        else:
+            sub.add_parser(name, help=module.HELP)
     return parser
 
 
@@ -77,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 stream.reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # a stream that cannot be reconfigured
                 pass
-    # Import only the command that runs; ``--help`` alone loads them all.
+    # Build only the command that runs; the others are names and summaries.
     only = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(only if only in COMMANDS else None)
     try:
@@ -86,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return int(args.func(args) or 0)
-    except InputError as exc:  # a malformed argument (an ID, a value)
+    except (InputError, UsageError) as exc:  # a malformed argument (an ID, a value)
         print(f"gpuclass: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except GpuclassError as exc:  # one line, whatever a path or a name in it holds

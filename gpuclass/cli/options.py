@@ -4,45 +4,80 @@ A command module declares ``NAME``, ``HELP``, ``DESCRIPTION``, ``EXAMPLES``,
 ``OPTIONS`` (shared options by name; ``"root|report"`` makes a mutually
 exclusive group), optionally ``OPTION_HELP`` (its own wording for a shared
 option) and ``arguments(parser)`` for options of its own, and ``run(args)``
-returning the exit code.  :func:`add_command` builds its parser from that.
+returning the exit code.  The "Exit codes:" paragraph of its docstring closes its
+``--help``.  :func:`add_command` builds its parser from that.
+
+Every command that prints data takes ``-o``/``--output`` (``--format`` is an alias)
+with ``table``, ``json`` or ``yaml``, as kubectl does.  An option that does not
+apply to what a command was asked is a usage error (:class:`UsageError`, exit 2),
+never silently ignored.
 
 >>> import argparse
 >>> p = argparse.ArgumentParser()
->>> add_option(p, "format").dest
-'format'
+>>> add_option(p, "format").option_strings
+['-o', '--output', '--format']
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from types import ModuleType
 from typing import Any
 
-__all__ = ["FORMATS", "SHARED", "add_option", "add_command", "emit_json", "emit_table", "emit_lines",
-           "printable", "hardware_report", "load_report", "yes"]
+__all__ = ["FORMATS", "SHARED", "UsageError", "HelpFormatter", "add_option", "add_command",
+           "emit", "emit_json", "emit_yaml", "emit_table", "emit_lines", "printable", "given", "reject",
+           "require", "hardware_report", "load_report", "yes", "exit_codes"]
 
-FORMATS = ("table", "json")
+FORMATS = ("table", "json", "yaml")
 
 # name -> (flags, argparse keywords)
 SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
-    "format": (("--format",), dict(choices=FORMATS, default="table",
-                                   help="output format (default: table)")),
+    "format": (("-o", "--output", "--format"), dict(
+        dest="format", choices=FORMATS, default="table", metavar="FORMAT",
+        help="output format: table, json or yaml (default: table)")),
     "db": (("--db",), dict(metavar="PCI_IDS", default=None,
                            help="pci.ids to use (default: $GPUCLASS_PCI_IDS, else the bundled copy)")),
+    "no-names": (("--no-names",), dict(
+        action="store_true", dest="no_names",
+        help="proceed without the PCI ID database: no names (a missing or broken database is "
+             "otherwise an error, exit 3)")),
     "root": (("--root",), dict(default=None, metavar="DIR",
                                help="read the machine mounted at DIR (its sys/, proc/ and dev/; "
                                     "default: /)")),
     "report": (("--report",), dict(default=None, metavar="FILE",
-                                   help="a hardware report ('gpuclass plan --format json') instead "
-                                        "of --root")),
+                                   help="a hardware report ('gpuclass plan -o json') instead of "
+                                        "reading a machine")),
     "policy": (("--policy",), dict(default=None, metavar="FILE",
                                    help="allowlist policy (JSON, YAML or TOML; default: the "
-                                        "platform's)")),
+                                        "platform's; see 'gpuclass policy show')")),
     "lspci": (("--lspci",), dict(default=None, metavar="FILE",
                                  help="read a collected lspci -nnmm / -vmm -nn / -n dump instead")),
 }
+
+
+class UsageError(Exception):
+    """Options that do not fit together: reported as one line, exit code 2."""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help text that reads the same on every Python: ``-o, --output FORMAT`` (the metavar
+    once), examples as written, one-line paragraphs (descriptions, exit codes) wrapped to
+    the terminal, only when help is printed."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        return "\n\n".join(
+            textwrap.fill(par, width, initial_indent=indent, subsequent_indent=indent)
+            if "\n" not in par.strip("\n") and not par.startswith(" ") else par
+            for par in text.split("\n\n"))
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings or action.nargs == 0:
+            return ", ".join(action.option_strings) or super()._format_action_invocation(action)
+        metavar = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return f"{', '.join(action.option_strings)} {metavar}"
 
 
 def add_option(parser: Any, name: str, help: str | None = None) -> argparse.Action:
@@ -53,21 +88,69 @@ def add_option(parser: Any, name: str, help: str | None = None) -> argparse.Acti
     return parser.add_argument(*flags, **kwargs)
 
 
+def add_options(parser: Any, specs: tuple[str, ...], own_help: dict[str, str] | None = None) -> None:
+    """Add shared options by spec (``"root|report"``: a mutually exclusive group)."""
+    for spec in specs:
+        names = spec.split("|")
+        target = parser.add_mutually_exclusive_group() if len(names) > 1 else parser
+        for name in names:
+            add_option(target, name, (own_help or {}).get(name))
+
+
+def exit_codes(module: ModuleType) -> str:
+    """The "Exit codes:" paragraph of a command module's docstring, as one line of help text."""
+    doc = module.__doc__ or ""
+    start = doc.find("Exit codes:")
+    if start < 0:
+        return ""
+    return " ".join(doc[start:].split("\n\n")[0].replace("``", "").split())
+
+
 def add_command(sub: Any, module: ModuleType) -> argparse.ArgumentParser:
     """The subparser of a command module (see the module docstring)."""
+    codes = exit_codes(module)
+    epilog = module.EXAMPLES + (f"\n{codes}\n" if codes else "")
     p = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION,
-                       epilog=module.EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    own_help = getattr(module, "OPTION_HELP", {})
+                       epilog=epilog, formatter_class=HelpFormatter)
     arguments = getattr(module, "arguments", None)
     if arguments is not None:
         arguments(p)
-    for spec in module.OPTIONS:
-        names = spec.split("|")
-        target = p.add_mutually_exclusive_group() if len(names) > 1 else p
-        for name in names:
-            add_option(target, name, own_help.get(name))
+    add_options(p, module.OPTIONS, getattr(module, "OPTION_HELP", {}))
     p.set_defaults(func=module.run)
     return p
+
+
+# -- options that do not apply ----------------------------------------------------------
+
+
+def _flag(dest: str) -> str:
+    for flags, kwargs in SHARED.values():
+        if kwargs.get("dest", flags[-1].lstrip("-").replace("-", "_")) == dest:
+            return next(f for f in flags if f.startswith("--"))
+    return "--" + dest.replace("_", "-")
+
+
+def given(args: argparse.Namespace, dest: str) -> bool:
+    """Whether the option of ``dest`` was given (options default to None or False)."""
+    return getattr(args, dest, None) not in (None, False)
+
+
+def reject(args: argparse.Namespace, dests: tuple[str, ...], when: str) -> None:
+    """A UsageError naming the first of ``dests`` given: it does not apply ``when``."""
+    for dest in dests:
+        if given(args, dest):
+            raise UsageError(f"{_flag(dest)} does not apply {when}")
+
+
+def require(args: argparse.Namespace, dests: tuple[str, ...], needs: str) -> None:
+    """A UsageError when one of ``dests`` is given without the option ``needs``."""
+    if not given(args, needs.lstrip("-").replace("-", "_")):
+        for dest in dests:
+            if given(args, dest):
+                raise UsageError(f"{_flag(dest)} applies only with {needs}")
+
+
+# -- output -------------------------------------------------------------------------
 
 
 def printable(text: str) -> str:
@@ -109,11 +192,14 @@ def _json_escape(c: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def emit_json(obj: Any) -> None:
-    """JSON on stdout, terminal-safe: every character that is not printable (controls,
-    separators, bidi overrides, bytes that were not UTF-8) written as a ``\\u`` escape,
-    which every JSON reader turns back into the same string."""
-    text = json.dumps(obj, indent=2, ensure_ascii=False)
+def emit_json(obj: Any, compact: bool = False) -> None:
+    """JSON on stdout (``compact``: one line), terminal-safe: every character that is not
+    printable (controls, separators, bidi overrides, bytes that were not UTF-8) written as
+    a ``\\u`` escape, which every JSON reader turns back into the same string."""
+    import json
+
+    text = (json.dumps(obj, separators=(",", ":"), ensure_ascii=False) if compact
+            else json.dumps(obj, indent=2, ensure_ascii=False))
     if not text.replace("\n", "").isprintable():  # only inside strings: the structure is ASCII
         lines = text.split("\n")
         for i, line in enumerate(lines):
@@ -121,6 +207,17 @@ def emit_json(obj: Any) -> None:
                 lines[i] = "".join(c if c.isprintable() else _json_escape(c) for c in line)
         text = "\n".join(lines)
     sys.stdout.write(text + "\n")
+
+
+def emit_yaml(obj: Any) -> None:
+    from ..k8s.objects import dump_yaml
+
+    sys.stdout.write(dump_yaml(obj))
+
+
+def emit(obj: Any, fmt: str) -> None:
+    """``obj`` as JSON or YAML, by ``-o``."""
+    (emit_yaml if fmt == "yaml" else emit_json)(obj)
 
 
 def emit_table(rows: list[tuple[str, ...]]) -> None:
@@ -139,13 +236,20 @@ def emit_lines(lines: list[str]) -> None:
     sys.stdout.write("".join(printable(line) + "\n" for line in lines))
 
 
+# -- the machine --------------------------------------------------------------------
+
+
 def hardware_report(args: argparse.Namespace):
-    """The HardwareReport of ``--report FILE`` or of the machine at ``--root``."""
+    """The HardwareReport of ``--report FILE`` or of the machine at ``--root`` (named from
+    ``--db`` unless ``--no-names``)."""
     from ..provisioner import inspect
 
     if getattr(args, "report", None):
         return load_report(args.report)
-    return inspect(args.root or "/", policy=getattr(args, "policy", None))
+    if getattr(args, "db", None) is not None and getattr(args, "no_names", False):
+        raise UsageError("--db and --no-names contradict each other")
+    return inspect(args.root or "/", policy=getattr(args, "policy", None),
+                   db=getattr(args, "db", None), names=not getattr(args, "no_names", False))
 
 
 def load_report(path: str):

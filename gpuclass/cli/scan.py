@@ -2,16 +2,19 @@
 
 Each device shows its classification (status, supported card, slices); below
 the devices come the machine's supported cards, its slice total and the node
-label it earns, and why any other NVIDIA GPU is not supported.  The default
-policy is applied without pydantic, so the command stays quick.
+label it earns, and why any other NVIDIA GPU is not supported.  JSON and YAML
+give every device in the record shape of :mod:`gpuclass.records` plus what the
+source read and the classification.  The default policy is applied without
+pydantic, so the command stays quick.
 
 Exit codes: 0 when every device read cleanly, 1 when some device is flagged
-(its reason is shown), 3 when the source cannot be read at all.
+(its reason is shown), 2 usage error, 3 when the source or the PCI ID database
+cannot be read (--no-names proceeds without names).
 """
 
 from __future__ import annotations
 
-from .options import emit_json, emit_lines, emit_table
+from .options import emit, emit_lines, emit_table
 
 NAME = "scan"
 HELP = "classify this machine's PCI devices and GPUs"
@@ -19,30 +22,12 @@ DESCRIPTION = ("List PCI devices with address, IDs, class, flags and their class
                "card, slices), then the supported cards and slice total.")
 EXAMPLES = """examples:
   gpuclass scan                              this machine: devices, cards, slices
-  gpuclass scan --root /mnt/target --format json
+  gpuclass scan --root /mnt/target -o json
   gpuclass scan --lspci collected/lspci-nnmm.txt
   gpuclass scan --policy allowlist.yaml      classify against another allowlist
 """
-OPTIONS = ("root|lspci", "policy", "format", "db")
+OPTIONS = ("root|lspci", "policy", "format", "db|no-names")
 OPTION_HELP = {"root": "scan DIR/sys/bus/pci/devices (default: /)"}
-
-
-def _names(db, table, i: int, seen: dict) -> dict[str, str | None]:
-    """The pci.ids names of device ``i``, looked up once per distinct set of IDs (a large
-    machine repeats a few models many times)."""
-    v, d = int(table.vendor[i]), int(table.device[i])
-    code = int(table.class_code[i])
-    sub = (int(table.subvendor[i]), int(table.subdevice[i])) if table.has_subsystem[i] else None
-    key = (v, d, code >> 8, sub)
-    out = seen.get(key)
-    if out is None:
-        out = seen[key] = {
-            "class_name": db.class_name(code >> 16, (code >> 8) & 0xFF),
-            "vendor_name": db.vendor_name(v),
-            "device_name": db.device_name(v, d),
-            "subsystem_name": None if sub is None else db.subsystem_name(v, d, *sub),
-        }
-    return out
 
 
 def _summary(result) -> dict:
@@ -69,7 +54,7 @@ def _classify(table, db, policy, records) -> dict:
         rec["slices"] = slices[i]
         rec["note"] = rec["near_miss"] = None
         if st not in (NOT_GPU, SUPPORTED):  # say why they get nothing
-            key = (st, rec["vendor"], rec["device"], rec["subsystem"])
+            key = (st, rec["vendor"], rec["device"], rec["svendor"], rec["sdevice"])
             if key not in explained:
                 _, miss, note = result.explain(i, db)
                 explained[key] = (note, None if miss is None else miss._asdict())
@@ -92,15 +77,13 @@ def _footer(summary: dict, records: list[dict]) -> list[str]:
     for rec in records:
         if rec["status"] == "unsupported":
             why = rec["note"] + (f"; {rec['near_miss']['reason']}" if rec["near_miss"] else "")
-            lines.append(f"unsupported GPU {rec['address'] or '-'} "
+            lines.append(f"unsupported GPU {rec['slot'] or '-'} "
                          f"({rec['vendor']}:{rec['device']}): {why}")
     lines += [f"warning: {w}" for w in summary["warnings"]]
     return lines
 
 
 def run(args) -> int:
-    from ..db import default_database
-
     if args.lspci is not None:
         from ..sources.lspci import read_lspci
 
@@ -109,17 +92,20 @@ def run(args) -> int:
         from ..sources.sysfs import scan_sysfs
 
         table = scan_sysfs(args.root or "/")
-    db = default_database(args.db)
-    records = table.to_records()
-    invalid = table.invalid_mask().tolist()
-    seen: dict = {}
-    for i, rec in enumerate(records):
-        if not invalid[i]:
-            rec.update(_names(db, table, i, seen))
+    if args.no_names:
+        from ..pcinames import NO_NAMES
+
+        db = NO_NAMES
+    else:
+        from ..db import default_database
+
+        db = default_database(args.db)
+    records = table.to_records(db)
+    invalid = table.invalid_mask()
     summary = _classify(table, db, args.policy, records)
-    if args.format == "json":
-        emit_json({"source": table.source, "count": len(table), "devices": records,
-                   "summary": summary})
+    if args.format != "table":
+        emit({"source": table.source, "count": len(table), "devices": records, "summary": summary},
+             args.format)
     else:
         rows = [("ADDRESS", "CLASS", "ID", "SUBSYSTEM", "REV", "DRIVER", "FLAGS", "STATUS", "CARD",
                  "SLICES", "NAME")]
@@ -129,10 +115,11 @@ def run(args) -> int:
             else:
                 name = " ".join(x for x in (rec["vendor_name"] or f"[{rec['vendor']}]",
                                             rec["device_name"] or f"Device [{rec['device']}]") if x)
-            rows.append((rec["address"] or "-", rec["class"], f"{rec['vendor']}:{rec['device']}",
-                         rec["subsystem"] or "-", rec["revision"] or "-", rec["driver"] or "-",
-                         ",".join(rec["flags"]) or "-", rec["status"], rec["card"] or "-",
-                         str(rec["slices"]), name))
+            sub = f"{rec['svendor']}:{rec['sdevice']}" if rec["svendor"] is not None else "-"
+            rows.append((rec["slot"] or "-", rec["class"] + (rec["progif"] or ""),
+                         f"{rec['vendor']}:{rec['device']}", sub, rec["rev"] or "-",
+                         rec["driver"] or "-", ",".join(rec["flags"]) or "-", rec["status"],
+                         rec["card"] or "-", str(rec["slices"]), name))
         emit_table(rows)
         emit_lines(_footer(summary, records))
-    return 1 if any(invalid) else 0
+    return 1 if invalid.any() else 0

@@ -2,27 +2,34 @@
 workloads before they are applied.
 
 Every Pod, PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job and
-CronJob in the files (multi-document YAML or JSON, ``kind: List`` too) is
-checked; other kinds (Services, ConfigMaps, ...) are skipped.
+CronJob in the files (multi-document YAML or JSON, ``List`` and ``PodList`` too) is
+checked, their containers, init containers and ephemeral containers alike; other
+kinds (Services, ConfigMaps, ...) are skipped.  ``--policy`` decides whether more
+than one slice per container is rejected (the platform's policy: yes).  A document
+that does not read (malformed, a field of the wrong type) is reported in its place
+(``unreadable`` in JSON and YAML) and the others are still checked.
 
-Exit codes: 0 every pod is valid, 1 some pod is invalid, 2 usage error,
-3 a file cannot be read or holds no pod at all.
+Exit codes: 0 every pod is valid, 1 some pod is invalid or some document does not
+read, 2 usage error, 3 a file or the policy cannot be read, or the files hold no
+pod that reads at all.
 """
 
 from __future__ import annotations
 
-from .options import emit_json, emit_lines
+from .options import emit, emit_lines
 
 NAME = "validate-pod"
 HELP = "check pods' nvidia.com/gpu requests (one slice each)"
-DESCRIPTION = ("Check every container and init container of pods and workloads: a limit alone implies "
-               "the request, requests must equal limits, and at most 1 nvidia.com/gpu per container.")
+DESCRIPTION = ("Check every container, init container and ephemeral container of pods and workloads: "
+               "a limit alone implies the request, requests must equal limits, whole slices only, "
+               "and at most 1 nvidia.com/gpu per container.")
 EXAMPLES = """examples:
   gpuclass validate-pod pod.yaml
-  gpuclass validate-pod deploy/*.yaml --format json
+  gpuclass validate-pod deploy/*.yaml -o json
   kubectl get deploy trainer -o yaml | gpuclass validate-pod -
+  kubectl get pods -A -o yaml | gpuclass validate-pod -       every pod of a cluster
 """
-OPTIONS = ("format",)
+OPTIONS = ("format", "policy")
 
 
 def arguments(p) -> None:
@@ -32,8 +39,10 @@ def arguments(p) -> None:
 def run(args) -> int:
     from ..errors import ManifestError
     from ..k8s.objects import read_documents
-    from ..k8s.pods import POD_TEMPLATE_KINDS, validate_pod
+    from ..k8s.pods import POD_TEMPLATE_KINDS, validate_pods
+    from ..policy import compile_policy
 
+    policy = compile_policy(args.policy)  # read once, for every pod
     results, skipped, unreadable = [], [], []
     for path in args.files:
         # a document that does not read is reported in its place; the others are still checked
@@ -45,11 +54,12 @@ def run(args) -> int:
                 continue
             kind = doc.get("kind")
             if kind is not None and kind not in POD_TEMPLATE_KINDS:
-                name = (doc.get("metadata") or {}).get("name")
+                meta = doc.get("metadata")
+                name = meta.get("name") if isinstance(meta, dict) else None
                 skipped.append({"source": source, "document": i, "kind": kind, "name": name})
                 continue
             try:
-                v = validate_pod(doc, source=where)
+                (v,) = validate_pods([doc], policy=policy, source=where)
             except ManifestError as exc:
                 unreadable.append({"source": source, "document": i, "error": str(exc), "exc": exc})
                 continue
@@ -61,11 +71,11 @@ def run(args) -> int:
     for u in unreadable:
         u.pop("exc", None)
     valid = all(v.valid for _, _, v in results) and not unreadable
-    if args.format == "json":
-        emit_json({"valid": valid,
-                   "objects": [{"source": s, "document": i, **v.model_dump(mode="json")}
-                               for s, i, v in results],
-                   "skipped": skipped, "unreadable": unreadable})
+    if args.format != "table":
+        emit({"valid": valid,
+              "objects": [{"source": s, "document": i, **v.model_dump(mode="json")}
+                          for s, i, v in results],
+              "skipped": skipped, "unreadable": unreadable}, args.format)
         return 0 if valid else 1
     out = [f"INVALID document {u['document'] + 1} ({u['source']}): {u['error']}" for u in unreadable]
     for source, i, v in results:

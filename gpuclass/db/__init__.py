@@ -2,20 +2,40 @@
 
 - :mod:`~gpuclass.db.database`: :class:`PciDatabase` (names, vectorized lookups)
   and :func:`default_database`;
-- :mod:`~gpuclass.db.cache`: the compiled cache file (a trust boundary), and who may
-  write a cache (:func:`~gpuclass.db.cache.trust_problem`);
+- :mod:`~gpuclass.db.cache`: the compiled cache file (a trust boundary; who may write
+  a cache: :func:`~gpuclass.cachedir.trust_problem`);
 - :mod:`~gpuclass.db.aliases`: the cache directory's aliases and stale temp files;
 - :mod:`~gpuclass.db.locate`: which pci.ids to use, and reading it.
 
+>>> from gpuclass.db import default_database
 >>> default_database().vendor_name(0x10DE)
 'NVIDIA Corporation'
 """
 
 from __future__ import annotations
 
-from .cache import cache_dir
-from .database import TABLES, PciDatabase, default_database
-from .locate import bundled_path, read_pci_ids, resolve_path, system_pci_ids
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use
+    from .cache import cache_dir
+    from .database import TABLES, PciDatabase, default_database
+    from .locate import bundled_path, read_pci_ids, resolve_path, system_pci_ids
+
+# Imported on first use: reading where pci.ids is (locate) needs no numpy.
+_LAZY = {"cache_dir": "cache", "TABLES": "database", "PciDatabase": "database",
+         "default_database": "database", "bundled_path": "locate", "read_pci_ids": "locate",
+         "resolve_path": "locate", "system_pci_ids": "locate"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["PciDatabase", "default_database", "cache_dir", "TABLES", "bundled_path",
            "system_pci_ids", "resolve_path", "read_pci_ids"]

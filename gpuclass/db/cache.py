@@ -12,9 +12,10 @@ is checked as if an adversary wrote it: the file must be a regular file; the
 metadata a flat JSON object of known keys and types; every array 8-byte aligned,
 of its declared dtype, inside the payload; the keys sorted, the name offsets
 inside the blob and on character boundaries, the names valid UTF-8.  And who
-may write it matters: :func:`trust_problem` (reused by every cache gpuclass
-keeps) refuses a cache directory or file that another user could have written,
-as ssh and pip do, and :func:`make_cache_dir` creates one that only its owner can.
+may write it matters: :func:`~gpuclass.cachedir.trust_problem` (the rules every
+cache gpuclass keeps follows, in :mod:`gpuclass.cachedir`) refuses a cache
+directory or file that another user could have written, as ssh and pip do, and
+:func:`~gpuclass.cachedir.make_cache_dir` creates one that only its owner can.
 
 >>> a = {"blob": np.frombuffer(b"#c\\nab xyz", np.uint8),
 ...      "name_start": np.array([3, 6], np.uint32), "name_end": np.array([5, 9], np.uint32)}
@@ -38,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .._native import KEY_DTYPES, TABLES
+from ..cachedir import ENV_CACHE_DIR, cache_dir, make_cache_dir, trust_problem
 from ..documents import DocumentError, load_json
 from ..errors import CacheError
 from ..inputs import kind_of
@@ -63,94 +65,11 @@ CACHE_FORMAT = 2
 # for every array of ARRAYS, in that order.
 _CACHE_HEAD = struct.Struct("<8sIIQ")
 _CACHE_TABLE = struct.Struct("<" + "QQI" * len(ARRAYS))
-ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
 # The metadata: a flat object of these keys, each a string (or null), at most 64 KiB.
 MAX_META = 64 * 1024
 _META_KEYS = ("sha256", "source", "version", "date")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _ALIGN = 8
-
-
-# -- who may write a cache ------------------------------------------------------------------
-
-def _owner_ok(st: os.stat_result, uid: int) -> bool:
-    return st.st_uid in (uid, 0)
-
-
-def trust_problem(path: str | os.PathLike, *, kind: str = "dir") -> str | None:
-    """Why a cache directory (``kind="dir"``) or cache file (``"file"``) cannot be
-    trusted, or None when it can.
-
-    The rules of ssh's StrictModes and pip's cache: the path itself (not
-    followed if a link) must be a directory or a regular file owned by this user
-    or root and writable by no one else (no group or other write bit); every
-    directory above it, resolved, must be owned by this user or root and not
-    writable by others unless it has the sticky bit (``/tmp``), so that no one
-    else can swap it.  Where the platform has no user ids, everything is trusted.
-
-    >>> import tempfile
-    >>> d = make_cache_dir(Path(tempfile.mkdtemp()) / "c")
-    >>> trust_problem(d) is None
-    True
-    >>> os.chmod(d, 0o777); trust_problem(d)
-    '...c: writable by others (mode 0777)'
-    """
-    if not hasattr(os, "geteuid"):
-        return None
-    uid = os.geteuid()
-    name = os.fspath(path)
-    try:
-        st = os.lstat(name)
-    except OSError as exc:
-        return f"{name}: {exc.strerror or exc}"
-    want = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
-    if not want(st.st_mode):
-        return f"{name}: {kind_of(st.st_mode)}, not a {'directory' if kind == 'dir' else 'regular file'}"
-    if not _owner_ok(st, uid):
-        return f"{name}: owned by another user (uid {st.st_uid})"
-    if st.st_mode & 0o022:
-        return f"{name}: writable by others (mode {stat.S_IMODE(st.st_mode):04o})"
-    parent = os.path.dirname(os.path.realpath(name))
-    while True:
-        try:
-            pst = os.stat(parent)
-        except OSError as exc:
-            return f"{parent}: {exc.strerror or exc}"
-        if not _owner_ok(pst, uid):
-            return f"{parent}: owned by another user (uid {pst.st_uid}), above the cache"
-        if pst.st_mode & 0o022 and not pst.st_mode & stat.S_ISVTX:
-            return f"{parent}: writable by others (mode {stat.S_IMODE(pst.st_mode):04o}), above the cache"
-        up = os.path.dirname(parent)
-        if up == parent:
-            return None
-        parent = up
-
-
-def make_cache_dir(path: str | os.PathLike) -> Path:
-    """Create a cache directory (and missing parents) readable and writable by its owner
-    only (0700); an existing one is left as it is (:func:`trust_problem` judges it)."""
-    path = Path(path)
-    missing = []
-    p = path
-    while not os.path.lexists(p) and p != p.parent:
-        missing.append(p)
-        p = p.parent
-    for d in reversed(missing):
-        try:
-            os.mkdir(d, 0o700)
-        except FileExistsError:
-            pass
-    return path
-
-
-def cache_dir() -> Path:
-    """Where compiled databases are cached: ``$GPUCLASS_CACHE_DIR``, else the XDG cache."""
-    env = os.environ.get(ENV_CACHE_DIR)
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "gpuclass"
-
 
 
 class EagerArrays:
@@ -305,7 +224,7 @@ def read_cache(path: str | os.PathLike, expect_sha256: str | None = None,
         if not stat.S_ISREG(st.st_mode):
             raise CacheError(f"{name}: {kind_of(st.st_mode)}, not a cache file")
         if trusted and hasattr(os, "geteuid"):
-            if not _owner_ok(st, os.geteuid()) or st.st_mode & 0o022:
+            if st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:  # as trust_problem
                 raise CacheError(f"{name}: another user could have written it (uid {st.st_uid}, "
                                  f"mode {stat.S_IMODE(st.st_mode):04o})")
         try:

@@ -11,7 +11,8 @@ Lookups follow libpci's ``pci_lookup_name`` exactly (with numbers turned off):
 - subsystem: the device-specific entry (only when vendor and device are both
   non-zero), then the generic ``S`` block entry, then the device's own name
   when the subsystem IDs equal the device IDs;
-- class: the subclass name, falling back to the class name;
+- class: the subclass name, else the class name followed by the class number
+  (``Display controller [037f]``: libpci adds the number even with numbers off);
 - prog-if: the exact entry, else for IDE controllers (class 0x0101, prog-if
   without bits 0x70) the synthetic "Master SecP SecO PriP PriO" description.
 
@@ -22,6 +23,10 @@ Lookups follow libpci's ``pci_lookup_name`` exactly (with numbers turned off):
 'Quadro RTX 6000'
 >>> db.class_name(0x03, 0x02)
 '3D controller'
+
+Names are bytes in pci.ids; one that is not UTF-8 (libpci takes any byte) is
+decoded with U+FFFD for each bad byte, as a UTF-8 reader of libpci's output
+shows it.
 """
 
 from __future__ import annotations
@@ -30,16 +35,16 @@ import functools
 import hashlib
 import os
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
-from .._native import TABLES, as_id_array, core
+from .._native import TABLES, core
 from ..errors import CacheError, InputError, PciIdsError, SkippedLine
 from ..inputs import input_name, is_stdin
 from .aliases import alias_target, link_alias, stat_alias, sweep_temps
 from .cache import ARRAYS, EagerArrays, cache_dir, make_cache_dir, read_cache, trust_problem, write_cache
 from .locate import header_info, read_pci_ids, resolve_path
+from .vector import VectorLookups, class_fallback, ide_progif
 
 __all__ = ["PciDatabase", "default_database", "TABLES"]
 
@@ -76,11 +81,13 @@ class _Table:
         return self._source.length(f"{self.name}_keys")
 
 
-class PciDatabase:
+class PciDatabase(VectorLookups):
     """The PCI ID database: vendors, devices, subsystems, classes, as arrays.
 
     Build one with :meth:`load` (a pci.ids path, cached), :meth:`from_bytes`
-    (text in memory) or :meth:`load_compiled` (a cache file).
+    (text in memory) or :meth:`load_compiled` (a cache file).  Scalar lookups
+    are methods here; their array forms (``*_index``, ``*_names``) are
+    :class:`~gpuclass.db.vector.VectorLookups`'.
     """
 
     def __init__(self, arrays: dict[str, np.ndarray] | None = None, *, source: str = "<memory>",
@@ -99,7 +106,10 @@ class PciDatabase:
         self.date = date
         self._sha256 = sha256
         self._text: bytes | None = None
-        self.skipped: list[SkippedLine] = list(skipped or [])
+        # lenient parsing lists the lines it skipped, and apart from them the lines it kept
+        # but not as written (a name that is not UTF-8, a prog-if directly under its class)
+        self.skipped: list[SkippedLine] = [s for s in skipped or [] if not s.kept]
+        self.flagged: list[SkippedLine] = [s for s in skipped or [] if s.kept]
         self.cache_path: str | None = None
         self.cache_refused: str | None = None  # why the cache directory was not used
         self._names = None  # (blob memoryview, starts, ends), made on first name
@@ -138,7 +148,7 @@ class PciDatabase:
         cache is keyed by the file's content hash; a stale, corrupt or
         unwritable cache is never trusted and never an error: the file is parsed.
         A cache directory or file that another user could have written (see
-        :func:`gpuclass.db.cache.trust_problem`) is neither read nor written
+        :func:`gpuclass.cachedir.trust_problem`) is neither read nor written
         (``cache_refused`` says why).  Lenient loads (``strict=False``) are not
         cached, so that their skipped lines are always reported.
         """
@@ -233,7 +243,9 @@ class PciDatabase:
             src = self._source
             self._names = (memoryview(src.get("blob")).cast("B"), src.get("name_start"), src.get("name_end"))
         blob, start, end = self._names
-        return bytes(blob[int(start[i]) : int(end[i])]).decode("utf-8")
+        # libpci takes names as bytes; one that is not UTF-8 (Latin-1 in old files) reads as
+        # a UTF-8 reader of libpci's output shows it, with U+FFFD for each bad byte
+        return bytes(blob[int(start[i]) : int(end[i])]).decode("utf-8", "replace")
 
     def _find(self, table: str, key: int) -> str | None:
         t = self._tables[table]
@@ -270,17 +282,25 @@ class PciDatabase:
         return name
 
     def class_name(self, base: int, subclass: int | None = None) -> str | None:
-        """The subclass name, falling back to the base class name; or None.
+        """The subclass name, else (as libpci) the class name with the class number; or None.
 
-        >>> default_database().class_name(0x03, 0x7F)
-        'Display controller'
+        With ``subclass`` None, the base class name alone.
+
+        >>> db = default_database()
+        >>> db.class_name(0x03, 0x02), db.class_name(0x03, 0x7F), db.class_name(0x03)
+        ('3D controller', 'Display controller [037f]', 'Display controller')
         """
         b = _id8(base, "class")
-        if subclass is not None:
-            name = self._find("subclass", (b << 8) | _id8(subclass, "subclass"))
-            if name is not None:
-                return name
-        return self._find("class", b)
+        if subclass is None:
+            return self._find("class", b)
+        s = _id8(subclass, "subclass")
+        name = self._find("subclass", (b << 8) | s)
+        if name is not None:
+            return name
+        # libpci answers a known class with an unknown subclass by the class and its
+        # number, even with numbers turned off: "Display controller [037f]"
+        name = self._find("class", b)
+        return None if name is None else class_fallback(name, b, s)
 
     def subclass_name(self, base: int, subclass: int) -> str | None:
         """The subclass name only (no fallback), or None."""
@@ -290,62 +310,7 @@ class PciDatabase:
         """The programming interface's name, or None (IDE prog-ifs are described by bits)."""
         b, s, p = _id8(base, "class"), _id8(subclass, "subclass"), _id8(progif, "prog-if")
         name = self._find("progif", (b << 16) | (s << 8) | p)
-        if name is None and b == 0x01 and s == 0x01 and not (p & 0x70):
-            bits = ((0x80, "Master"), (0x08, "SecP"), (0x04, "SecO"), (0x02, "PriP"), (0x01, "PriO"))
-            name = " ".join(word for bit, word in bits if p & bit)
-        return name
-
-    # -- vectorized ------------------------------------------------------------------
-
-    def vendor_index(self, vendor) -> np.ndarray:
-        """Row of each vendor in the vendor table (int32, -1 unknown)."""
-        return self._tables["vendor"].index.lookup(as_id_array(vendor, "vendor"))
-
-    def device_index(self, vendor, device) -> np.ndarray:
-        """Row of each (vendor, device) in the device table (int32, -1 unknown).
-
-        >>> db = default_database()
-        >>> db.names("device", db.device_index([0x10de, 0x10de], [0x27b0, 0xfffe]))
-        ['AD104GL [RTX 4000 SFF Ada Generation]', None]
-        """
-        v, d = _pair(vendor, device, "vendor", "device")
-        keys = (v.astype(np.uint32) << np.uint32(16)) | d
-        return self._tables["device"].index.lookup(keys)
-
-    def subsystem_index(self, vendor, device, subvendor, subdevice) -> np.ndarray:
-        """Row of each device-specific subsystem entry (int32, -1 when there is none).
-
-        Like :meth:`subsystem_name` and libpci, a vendor or device ID of 0 has no
-        device-specific entries.
-        """
-        v, d = _pair(vendor, device, "vendor", "device")
-        sv, sd = _pair(subvendor, subdevice, "subvendor", "subdevice")
-        if len(sv) != len(v):
-            raise InputError(f"subvendor: length {len(sv)} differs from vendor length {len(v)}")
-        keys = ((v.astype(np.uint64) << np.uint64(48)) | (d.astype(np.uint64) << np.uint64(32))
-                | (sv.astype(np.uint64) << np.uint64(16)) | sd.astype(np.uint64))
-        out = self._tables["subsys"].index.lookup(keys)
-        # as subsystem_name (and libpci): a device-specific entry only where both IDs are non-zero
-        out[(v == 0) | (d == 0)] = -1
-        return out
-
-    def class_index(self, class_code) -> np.ndarray:
-        """Row of each 24-bit class code's subclass entry (int32, -1 unknown)."""
-        codes = as_id_array(class_code, "class_code", bits=24)
-        return self._tables["subclass"].index.lookup((codes >> np.uint32(8)).astype(np.uint16))
-
-    def names(self, table: str, index: Iterable[int]) -> list[str | None]:
-        """Names for rows of ``table`` (from the ``*_index`` methods); None for -1."""
-        if table not in self._tables:
-            raise InputError(f"unknown table {table!r}; expected one of {', '.join(TABLES)}")
-        t = self._tables[table]
-        idx = np.asarray(index)
-        if idx.ndim != 1 or idx.dtype.kind not in "iu":
-            raise InputError("index: expected a 1-D integer array")
-        if idx.size and (int(idx.max()) >= len(t) or int(idx.min()) < -1):
-            raise InputError(f"index: values must lie in [-1, {len(t) - 1}]")
-        name_rows = t.names
-        return [None if i < 0 else self._name(int(name_rows[i])) for i in idx.tolist()]
+        return ide_progif(b, s, p) if name is None else name
 
     # -- facts -----------------------------------------------------------------------
 
@@ -371,7 +336,21 @@ class PciDatabase:
             "cache_refused": self.cache_refused,
             "core": "compiled" if core.IS_COMPILED else "python",
             "skipped_lines": len(self.skipped),
+            "flagged_lines": len(self.flagged),
         }
+
+    def __reduce__(self):
+        """Pickled as its source when that file still holds the same text (the receiving
+        process loads it through its own cache), else as its compacted arrays."""
+        digest = self.sha256
+        src = Path(self.source)
+        try:
+            same = digest is not None and src.is_file() and \
+                hashlib.sha256(read_pci_ids(src)).hexdigest() == digest
+        except PciIdsError:
+            same = False
+        arrays = None if same else {k: np.array(v) for k, v in self.arrays().items()}
+        return (_restore, (self.source, digest, self.version, self.date, arrays))
 
     def __repr__(self) -> str:
         c = self.counts()
@@ -397,11 +376,14 @@ def _id8(value: int, name: str) -> int:
     return _int_id(value, name, 8)
 
 
-def _pair(a, b, na: str, nb: str):
-    x, y = as_id_array(a, na), as_id_array(b, nb)
-    if len(x) != len(y):
-        raise InputError(f"{nb}: length {len(y)} differs from {na} length {len(x)}")
-    return x, y
+def _restore(source: str, sha256: str | None, version: str | None, date: str | None,
+             arrays: dict | None) -> PciDatabase:
+    if arrays is None:
+        db = default_database(source)
+        if db.sha256 != sha256:  # the file changed after the pickle was made
+            raise CacheError(f"{source}: no longer the pci.ids this database was pickled from")
+        return db
+    return PciDatabase(arrays, source=source, version=version, date=date, sha256=sha256)
 
 
 _stdin_database: list[PciDatabase] = []

@@ -1,69 +1,36 @@
 """Reading Kubernetes objects: YAML/JSON text, dicts, files, client models; quantities.
 
 The controller takes objects the way people have them at hand: the output of
-``kubectl get -o yaml``, a manifest file, a dict, or a model of the official
-``kubernetes`` client.  Everything becomes a plain dict here, and anything
-unreadable becomes a :class:`~gpuclass.errors.ManifestError` with the file and,
-for YAML, the line.
+``kubectl get -o yaml`` (one object, or a ``List``), a manifest file, a dict, a
+model of the official ``kubernetes`` client (``V1Pod``, ``V1NodeList``, ...) or
+such a model's ``to_dict()`` (snake_case keys such as ``init_containers``).
+Everything becomes a plain dict in the API's own (camelCase) form here, lists are
+unpacked by :func:`as_objects`, and anything unreadable becomes a
+:class:`~gpuclass.errors.ManifestError` with the file and, for YAML, the line.
+Quantities are read by :mod:`gpuclass.k8s.quantity`.
 
 >>> parse_quantity("2"), parse_quantity("1500m"), parse_quantity("1k")
 (Fraction(2, 1), Fraction(3, 2), Fraction(1000, 1))
 >>> as_object("kind: Node\\nmetadata: {name: n1}\\n")["metadata"]
 {'name': 'n1'}
+>>> pod = {"api_version": "v1", "kind": "Pod", "metadata": None,
+...        "spec": {"init_containers": [{"name": "i"}], "containers": []}}
+>>> as_object(pod)["spec"]          # a client model's to_dict()
+{'initContainers': [{'name': 'i'}], 'containers': []}
 """
 
 from __future__ import annotations
 
 import os
-import re
-from fractions import Fraction
 from typing import Any
 
 from ..documents import DocumentError, iter_json_lines, iter_yaml, load_json, looks_like_json
 from ..errors import ManifestError, SourceError
 from ..inputs import input_name, read_input
+from .quantity import MAX_QUANTITY_CHARS, parse_quantity, quantity_text
 
-__all__ = ["load_documents", "read_documents", "check_shape", "as_object", "parse_quantity", "dig", "meta_str",
-           "dump_yaml"]
-
-# A Kubernetes resource.Quantity: sign, number, then a binary or decimal suffix or an exponent.
-# (``\d+(?:\.\d*)?``, not ``\d+\.?\d*``: the latter backtracks quadratically on long digit runs.)
-_QUANTITY = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$")
-MAX_QUANTITY_CHARS = 64
-MAX_EXPONENT = 64
-_SUFFIX = {
-    "": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
-    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-    "P": Fraction(10**15), "E": Fraction(10**18),
-    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40),
-    "Pi": Fraction(2**50), "Ei": Fraction(2**60),
-}
-
-
-def parse_quantity(value: Any) -> Fraction:
-    """A Kubernetes quantity (``4``, ``"4"``, ``"1500m"``, ``"2Ki"``, ``"1e3"``) as an exact Fraction.
-
-    Raises ``ValueError`` for anything that is not a quantity.
-    """
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a quantity")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(str(value))
-    text = str(value).strip()
-    # Real quantities are short; a hostile "1e999999999" would take 10**999999999.
-    m = _QUANTITY.match(text) if len(text) <= MAX_QUANTITY_CHARS else None
-    if not m:
-        raise ValueError(f"{value!r} is not a quantity")
-    number, suffix = m.group(1), m.group(2) or ""
-    base = Fraction(number)
-    if suffix[:1] in ("e", "E") and len(suffix) > 1:
-        exponent = int(suffix[1:])
-        if abs(exponent) > MAX_EXPONENT:
-            raise ValueError(f"{value!r} is out of range (exponent beyond +-{MAX_EXPONENT})")
-        return base * Fraction(10) ** exponent
-    return base * _SUFFIX[suffix]
+__all__ = ["load_documents", "read_documents", "check_shape", "as_object", "as_objects", "wire_form",
+           "parse_quantity", "quantity_text", "dig", "meta_str", "dump_yaml", "MAX_QUANTITY_CHARS"]
 
 
 def _manifest_error(exc: DocumentError, source: str | None, doc: int | None = None) -> ManifestError:
@@ -156,10 +123,12 @@ def check_shape(doc: Any) -> tuple[str, str] | None:
 
 
 def read_documents(path: str | os.PathLike, *, keep_errors: bool = False) -> tuple[list[Any], str]:
-    """``(documents, source name)`` of a file (``-``: standard input); a ``List`` is unpacked.
+    """``(documents, source name)`` of a file (``-``: standard input); a ``List`` (or
+    ``NodeList``, ``PodList``, ...) is unpacked, and every object is in wire form
+    (:func:`wire_form`).
 
     The file is a regular file of at most ``LIMITS["manifest"]`` bytes.  Each
-    document (each item of a ``List``) must read and have the shape of a
+    document (each item of a list) must read and have the shape of a
     Kubernetes object (:func:`check_shape`); a bad one is a
     :class:`ManifestError` naming the document and the field.  With
     ``keep_errors`` that error takes the bad document's place and the others
@@ -176,49 +145,173 @@ def read_documents(path: str | os.PathLike, *, keep_errors: bool = False) -> tup
                 raise err
             out.append(err)
             continue
-        items, prefix = [doc], ""
-        if isinstance(doc, dict) and doc.get("kind") == "List":
-            if not isinstance(doc.get("items"), list):
-                items = [ManifestError("items", "expected a list, got "
-                                       f"{type(doc.get('items')).__name__}", name)]
-            else:
-                items, prefix = doc["items"], "items"
-        for j, item in enumerate(items):
-            bad = check_shape(item) if not isinstance(item, ManifestError) else None
+        doc = wire_form(doc)
+        listed, prefix = _list_items(doc), "items"
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if listed is not None:
+            checked = [(item, check_shape(item)) for item in listed]
+        elif isinstance(kind, str) and kind.endswith("List"):  # a list whose items are not one
+            checked = [(doc, ("items", f"expected a list, got {type(doc.get('items')).__name__}"))]
+            prefix = ""
+        else:
+            checked, prefix = [(doc, check_shape(doc))], ""
+        for j, (item, bad) in enumerate(checked):
             if bad is not None:
                 where = ".".join(p for p in (f"{prefix}[{j}]" if prefix else "", bad[0]) if p)
                 if many:
                     where = f"document {i + 1}" + (f": {where}" if where else "")
                 item = ManifestError(where, bad[1], name)
-            if isinstance(item, ManifestError) and not keep_errors:
-                raise item
+                if not keep_errors:
+                    raise item
             out.append(item)
     return out, name
 
 
-def as_object(obj: Any, source: str | None = None, what: str = "object") -> dict:
-    """One Kubernetes object as a dict: from a dict, YAML/JSON text, a path or a client model."""
+# snake_case attribute names of the kubernetes client whose wire name is not their plain
+# camelCase (its models' attribute_map; tests/k8s check this table against the client)
+_IRREGULAR = {
+    "_continue": "continue", "_except": "except", "_exec": "exec", "_from": "from", "_not": "not",
+    "api_server_id": "apiServerID", "boot_id": "bootID", "client_cidr": "clientCIDR",
+    "client_ip": "clientIP", "cluster_ip": "clusterIP", "cluster_ips": "clusterIPs",
+    "container_id": "containerID", "dataset_uuid": "datasetUUID", "disk_uri": "diskURI",
+    "downward_api": "downwardAPI", "external_id": "externalID", "external_ips": "externalIPs",
+    "host_ip": "hostIP", "host_ipc": "hostIPC", "host_ips": "hostIPs", "host_pid": "hostPID",
+    "image_id": "imageID", "insecure_skip_tls_verify": "insecureSkipTLSVerify",
+    "load_balancer_ip": "loadBalancerIP", "machine_id": "machineID", "node_id": "nodeID",
+    "node_uid": "nodeUID", "pd_id": "pdID", "pod_cidr": "podCIDR", "pod_cidrs": "podCIDRs",
+    "pod_ip": "podIP", "pod_ips": "podIPs", "pod_uid": "podUID", "provider_id": "providerID",
+    "resource_id": "resourceID", "scale_io": "scaleIO", "service_account_uid": "serviceAccountUID",
+    "set_hostname_as_fqdn": "setHostnameAsFQDN", "share_id": "shareID",
+    "storage_policy_id": "storagePolicyID", "system_uuid": "systemUUID",
+    "target_wwns": "targetWWNs", "volume_id": "volumeID",
+}
+# Fields whose value is a map with keys of the user's (label keys, resource names, ...):
+# their keys are data, never attribute names.
+_FREE_MAPS = frozenset({
+    "labels", "annotations", "capacity", "allocatable", "limits", "requests", "node_selector",
+    "data", "binary_data", "string_data", "match_labels", "overhead", "allocated_resources",
+    "allocated_resource_statuses", "volume_attributes", "options", "user_annotations",
+    "parameters", "hard", "used",
+})
+# the one field whose wire name depends on where it is: a Node's kubelet endpoint's "Port"
+_IN_PARENT = {("kubelet_endpoint", "port"): "Port"}
+
+
+def _camel(key: str, parent: str | None = None) -> str:
+    if (parent, key) in _IN_PARENT:
+        return _IN_PARENT[(parent, key)]
+    if key in _IRREGULAR:
+        return _IRREGULAR[key]
+    head, *rest = key.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _from_snake(value: Any, free: bool = False, parent: str | None = None) -> Any:
+    """A client model's ``to_dict()`` in the API's wire form (what the API server sends)."""
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_from_snake(v, parent=parent) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if free:
+        return {k: _from_snake(v) for k, v in value.items()}
+    out = {}
+    for k, v in value.items():
+        if v is None or not isinstance(k, str):  # the client leaves unset fields as None
+            continue
+        # a Service's selector is a plain map, a workload's a LabelSelector
+        plain = k in _FREE_MAPS or (k == "selector" and isinstance(v, dict)
+                                    and not {"match_labels", "match_expressions"} & set(v))
+        out[_camel(k, parent)] = _from_snake(v, plain, k)
+    return out
+
+
+def _is_client_model(obj: Any) -> bool:
+    return hasattr(obj, "openapi_types") and hasattr(obj, "attribute_map") and hasattr(obj, "to_dict")
+
+
+def wire_form(obj: Any) -> Any:
+    """An object in the API's own form: a client model serialized, a ``to_dict()`` (snake_case
+    keys) renamed; anything else as it is.
+
+    >>> wire_form({"api_version": "v1", "kind": "Pod", "metadata": {"labels": {"a_b": "c"}}})
+    {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'labels': {'a_b': 'c'}}}
+    """
+    if _is_client_model(obj):
+        from kubernetes.client import ApiClient  # only where a client model was given
+
+        return ApiClient().sanitize_for_serialization(obj)
+    # the API never sends an underscore in a field name; to_dict() always does (api_version,
+    # init_containers, ...), so one such top-level key marks its output
+    if isinstance(obj, dict) and any(isinstance(k, str) and "_" in k for k in obj):
+        return _from_snake(obj)
+    return obj
+
+
+def _list_items(obj: Any) -> list | None:
+    """The items of a ``List``, ``NodeList``, ``PodList``, ... (with the item kind filled in)."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("items"), list):
+        return None
+    kind = obj.get("kind")
+    if kind is not None and not (isinstance(kind, str) and kind.endswith("List")):
+        return None
+    if kind is None and set(obj) - {"items", "metadata", "apiVersion"}:
+        return None
+    item_kind = kind[: -len("List")] if isinstance(kind, str) and kind != "List" else None
+    out = []
+    for item in obj["items"]:
+        item = wire_form(item)
+        # the API server leaves kind and apiVersion out of a typed list's items
+        if item_kind and isinstance(item, dict) and item.get("kind") is None:
+            item = {"kind": item_kind, **item}
+        out.append(item)
+    return out
+
+
+def as_objects(obj: Any, source: str | None = None) -> list[Any]:
+    """Every object of ``obj``: one object, a list of them, a ``List``/``NodeList``/``PodList``
+    (as dict, YAML/JSON text, a path or a client model), lists unpacked, in wire form.
+
+    >>> [n["metadata"]["name"] for n in as_objects({"kind": "NodeList", "items": [
+    ...     {"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]})]
+    ['a', 'b']
+    """
     if isinstance(obj, str) and "\n" not in obj and os.path.isfile(obj):
         from pathlib import Path
 
         obj = Path(obj)  # a file name rather than YAML text
     if isinstance(obj, os.PathLike):
         docs, source = read_documents(obj)
-        obj = docs
     elif isinstance(obj, (str, bytes)):
-        obj = load_documents(obj, source)
-    elif hasattr(obj, "openapi_types") and hasattr(obj, "to_dict"):
-        from kubernetes.client import ApiClient  # a client model: its camelCase wire form
+        docs = load_documents(obj, source)
+    elif isinstance(obj, (list, tuple)):
+        docs = list(obj)
+    else:
+        docs = [obj]
+    out: list[Any] = []
+    for doc in docs:
+        doc = wire_form(doc)
+        items = _list_items(doc)
+        out.extend([doc] if items is None else items)
+    return out
 
-        obj = ApiClient().sanitize_for_serialization(obj)
-    if isinstance(obj, list):
-        if len(obj) == 1:
-            obj = obj[0]
-        else:
-            raise ManifestError("", f"expected one {what}, found {len(obj)} documents", source)
-    if not isinstance(obj, dict):
-        raise ManifestError("", f"expected a {what} (a mapping), got {type(obj).__name__}", source)
-    return obj
+
+def as_object(obj: Any, source: str | None = None, what: str = "object") -> dict:
+    """One Kubernetes object as a dict: from a dict, YAML/JSON text, a path, a client model or
+    its ``to_dict()``; a list or ``List`` of exactly one object gives that object."""
+    if source is None and (isinstance(obj, os.PathLike) or (
+            isinstance(obj, str) and "\n" not in obj and os.path.isfile(obj))):
+        source = os.fspath(obj)
+    docs = as_objects(obj, source)
+    if len(docs) != 1:
+        raise ManifestError("", f"expected one {what}, found {len(docs)} objects", source)
+    doc = docs[0]
+    if not isinstance(doc, dict):
+        raise ManifestError("", f"expected a {what} (a mapping), got {type(doc).__name__}", source)
+    return doc
 
 
 def dig(obj: dict, path: str, default: Any = None) -> Any:

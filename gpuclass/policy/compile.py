@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 from typing import Any, NamedTuple
 
-from .._native import MatchTables, build_match_tables
 from ..constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA, SLICES_PER_CARD
 from ..ids import parse_id
 from .default import DEFAULT_POLICY
@@ -60,7 +59,7 @@ class CompiledPolicy:
     ``data`` the policy as plain data with integer IDs (what a pickle carries).
     """
 
-    __slots__ = ("data", "tables", "cards", "deny", "slices_per_card",
+    __slots__ = ("data", "_tables", "cards", "deny", "slices_per_card",
                  "fail_requests_greater_than_one", "gpu_classes", "companion_classes", "gpu_vendors",
                  "__weakref__")
 
@@ -80,12 +79,22 @@ class CompiledPolicy:
                                       "companion_classes")
         self.gpu_vendors = _ids(data.get("gpu_vendors", (NVIDIA,)), "gpu_vendors")
         self.fail_requests_greater_than_one = bool(data.get("fail_requests_greater_than_one", True))
-        rules = [(*m, i) for i, c in enumerate(self.cards) for m in c["match"]]
-        rules += [(*d[:4], -1) for d in self.deny]
-        self.tables: MatchTables = build_match_tables(
-            rules, [c["slices"] for c in self.cards], gpu_classes=self.gpu_classes,
-            companion_classes=self.companion_classes, gpu_vendors=self.gpu_vendors)
+        self._tables = None
         self.data = self._plain()
+
+    @property
+    def tables(self):
+        """The kernels' :class:`~gpuclass._native.MatchTables`, built on first use (a listing
+        audit needs the cards only, and no numpy)."""
+        if self._tables is None:
+            from .._native import build_match_tables
+
+            rules = [(*m, i) for i, c in enumerate(self.cards) for m in c["match"]]
+            rules += [(*d[:4], -1) for d in self.deny]
+            self._tables = build_match_tables(
+                rules, [c["slices"] for c in self.cards], gpu_classes=self.gpu_classes,
+                companion_classes=self.companion_classes, gpu_vendors=self.gpu_vendors)
+        return self._tables
 
     def _plain(self) -> dict:
         """The policy as plain data with integer IDs: small, picklable, compiles to the same tables."""
@@ -154,10 +163,16 @@ def _thaw(value: Any) -> Any:
     return value
 
 
+_CANONICAL: dict[Any, CompiledPolicy] = {}
+
+
 @functools.lru_cache(maxsize=16)
 def _from_data(frozen: Any) -> CompiledPolicy:
-    """One compiled (frozen-table) copy per distinct policy and process."""
-    return CompiledPolicy(_thaw(frozen))
+    """One compiled (frozen-table) copy per distinct policy and process: however a policy
+    arrives (the default's hex strings, a validated model, a pickle's plain data), equal
+    policies share one instance, and so the kernels' per-table caches."""
+    compiled = CompiledPolicy(_thaw(frozen))
+    return _CANONICAL.setdefault(_freeze(compiled.data), compiled)
 
 
 @functools.lru_cache(maxsize=1)

@@ -42,7 +42,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from ..constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA, SLICES_PER_CARD
+from ..constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA, SLICES_PER_CARD, accepted_kernel_modules
 from ..errors import PolicyError
 from ..ids import id_value
 from .compile import CompiledPolicy, compile_data
@@ -50,8 +50,6 @@ from .default import DEFAULT_POLICY
 from .files import dump_document, format_for, parse_document, read_document
 
 __all__ = ["MatchRule", "DenyRule", "Card", "Policy", "RuleMatch", "load_policy"]
-# Families whose GPUs the open kernel modules do not drive (Turing and newer only).
-PROPRIETARY_ONLY = frozenset({"kepler", "maxwell", "pascal", "volta"})
 
 
 def _hex16(value: Any, info: ValidationInfo) -> int:
@@ -128,10 +126,10 @@ class Card(BaseModel):
 
     @model_validator(mode="after")
     def _module_fits_family(self):
-        if self.family in PROPRIETARY_ONLY and self.kernel_module == "open":
+        if self.kernel_module not in accepted_kernel_modules(self.family, self.kernel_module):
             raise PydanticCustomError(
-                "kernel_module", "the open kernel modules do not support {family} GPUs",
-                {"family": self.family, "path": "kernel_module"})
+                "kernel_module", "the {module} kernel modules do not support {family} GPUs",
+                {"module": self.kernel_module, "family": self.family, "path": "kernel_module"})
         return self
 
 

@@ -17,8 +17,9 @@ missing value (-1, ``None``, no subsystem); a missing or malformed mandatory
 one, an attribute that is not a regular file, or an optional number past an
 int32 (``numa_node``, ``sriov_*``, ``iommu_group``: then taken as unknown) makes
 that device a flagged row whose ``problems`` names the file; every other device
-reads as usual.  A missing or unreadable root is a
-:class:`~gpuclass.errors.SourceError`.
+reads as usual.  A subsystem vendor of ``0000`` or ``ffff`` (an unprogrammed
+subsystem) is no subsystem, as for lspci, which prints ``"" ""`` for it.  A
+missing or unreadable root is a :class:`~gpuclass.errors.SourceError`.
 
 >>> t = scan_sysfs("/")                            # doctest: +SKIP
 >>> t.addresses()[:1], t.source                    # doctest: +SKIP
@@ -110,6 +111,10 @@ def _scan_entries(dir_fd: int, devdir: str, root: Root | None, names: list[str])
         problems = [*problems, *(f"{devdir}/{name}: not a PCI address" for _, name, _ in keyed[-bad:])]
     addrs = np.array([addr or (0, 0, 0, NO_ADDRESS) for _, _, addr in keyed], dtype=np.int64)
     cols = {k: values[:, j] for j, k in enumerate(SYSFS_COLUMNS)}
-    cols["has_subsystem"] = cols["has_subsystem"] != 0
+    # lspci shows no subsystem when its vendor is 0000 or ffff (unprogrammed IDs): neither does the scan
+    absent = (cols["has_subsystem"] == 0) | (cols["subvendor"] == 0) | (cols["subvendor"] == 0xFFFF)
+    cols["has_subsystem"] = ~absent
+    cols["subvendor"] = np.where(absent, 0, cols["subvendor"])
+    cols["subdevice"] = np.where(absent, 0, cols["subdevice"])
     return DeviceTable.from_columns(devdir, domain=addrs[:, 0], bus=addrs[:, 1], slot=addrs[:, 2],
                                     function=addrs[:, 3], driver=drivers, problems=problems, **cols)

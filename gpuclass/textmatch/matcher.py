@@ -1,23 +1,27 @@
 """Free-text card names (server-auction listings) through one Aho-Corasick automaton.
 
 Text is normalized (:mod:`.normalize`) into space-separated tokens.  The
-automaton holds three kinds of names, each as space-delimited tokens so a match
-always covers whole tokens:
+automaton holds the names :mod:`.build` collects, each as space-delimited tokens so
+a match always covers whole tokens:
 
-- **supported**: the policy's card names and aliases, plus the pci.ids names of
-  allowlisted devices;
+- **supported**: the policy's card names and aliases, the pci.ids names of
+  allowlisted devices, and reordered or shortened forms that still name one card;
 - **unsupported**: pci.ids names of other NVIDIA GPUs (the traps: ``GTX 1080
-  Mobile``, ``Quadro RTX 6000``, ``RTX PRO 6000D``, ``RTX A6000`` ...) plus
+  Mobile``, ``Quadro RTX 6000``, ``RTX PRO 6000D``, ``P104-100`` ...) plus
   look-alike suffixes of supported names (``... Mobile``, ``... Laptop GPU``);
 - **ambiguous**: a shortened supported name that does not say which card it is
-  (``RTX 6000`` could be the Quadro or the Ada card).
+  (``RTX 6000`` could be the Quadro or the Ada card);
+- **editions**: a shortened name that fits only allowlisted cards of equal slices
+  (``RTX PRO 6000 Blackwell``): counted, and reported as not saying which.
 
 Brand words (``NVIDIA``, ``GeForce``) are dropped from the names, so they may
 or may not appear in the text.  Where matches overlap, a name contained in a
 longer one yields to it (``GTX 1080`` inside ``GTX 1080 Ti``), and a supported
 name that overlaps any unsupported one is dropped: text never makes a trap look
-allowlisted.  Quantities come from ``2x``, ``2 x``, ``2 ×`` or ``x2`` next to
-the name; repeated mentions add up.
+allowlisted.  Asides in a name's clause can take it away (``not included``) or
+make it a look-alike (``mining``): :mod:`.clauses`.  Quantities come from the count
+next to the name, across brand words and category labels (:mod:`.quantity`);
+repeated mentions add up.
 
 pyahocorasick is imported when the first matcher is built, never at ``import
 gpuclass``; the whole scan is linear in the text (no backtracking regex).
@@ -33,35 +37,42 @@ gpuclass``; the whole scan is linear in the text (no backtracking regex).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
+import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from ..errors import InputError
-from .names import MODEL, gpu_like, marketing_names, product_like
-from .normalize import RS, drop_memory, name_words, normalize_bytes, split_tokens, variants
-from .quantity import MEMORY_TOKENS, QTY_BEFORE_END, quantity
+from .build import (
+    ABSENT_MARK,
+    AMBIGUOUS_TEXT,
+    EDITIONS_TEXT,
+    KIND_NAMES,
+    SUPPORTED_TEXT,
+    UNSUPPORTED_TEXT,
+    Entry,
+    collect,
+    markers,
+    overlap_free,
+)
+from .clauses import refine
+from .normalize import RS, normalize_bytes
+from .quantity import MEMORY_TOKENS, quantity
+
+_SEP = chr(RS)
 
 __all__ = ["Mention", "TextMatcher", "TextMatches", "default_matcher",
-           "SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "KIND_NAMES"]
-
-SUPPORTED_TEXT, UNSUPPORTED_TEXT, AMBIGUOUS_TEXT = 0, 1, 2
-KIND_NAMES = ("supported", "unsupported", "ambiguous")
-# Words that turn a supported name into a different (unsupported) product.
-_LOOKALIKE_SUFFIXES = ("Mobile", "Laptop", "Laptop GPU", "Notebook", "Embedded",
-                       "Embedded GPU", "Max-Q", "MXM", "D")
-# Trailing words a listing often leaves out of a product name.
-_FILLER = frozenset({"generation", "edition", "gpu"})
+           "SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "EDITIONS_TEXT", "KIND_NAMES"]
 
 
 class Mention(NamedTuple):
     """One card named in a text.
 
-    ``kind`` is ``supported``, ``unsupported`` or ``ambiguous``; ``card`` the
-    policy's card id (supported only); ``name`` what the text names;
+    ``kind`` is ``supported``, ``unsupported``, ``ambiguous`` or ``editions``;
+    ``card`` the policy's card id (supported; for editions the card it is counted
+    as); ``name`` what the text names;
     ``device_id`` the ``vendor:device`` of that product where pci.ids knows it;
     ``count`` the quantity; ``text`` the matched words (normalized).
     """
@@ -74,59 +85,73 @@ class Mention(NamedTuple):
     device_id: str | None = None
 
 
-class _Entry(NamedTuple):
-    kind: int
-    target: int          # card index (supported) or -1
-    name: str
-    device_id: str | None
-
-
 class TextMatches:
-    """Matches of a batch, as arrays over the accepted mentions (text order).
+    """Matches of a batch, over the accepted mentions (text order).
 
-    ``record`` (int64) is the index of the text, ``kind`` (uint8), ``card``
-    (int16, -1 unless supported), ``count`` (int32), ``entry`` (int32) an index
-    into the matcher's name table.
+    As Python lists (what the listing audit reads, without numpy): ``records`` the index
+    of each mention's text, ``kinds``, ``cards`` (-1 unless supported), ``counts``,
+    ``entries`` (indices into the matcher's name table); as numpy arrays, made on first
+    use: ``record`` (int64), ``kind`` (uint8), ``card`` (int16), ``count`` (int32),
+    ``entry`` (int32).
     """
 
-    __slots__ = ("matcher", "n_texts", "record", "kind", "card", "count", "entry", "text")
+    __slots__ = ("matcher", "n_texts", "records", "kinds", "cards", "counts", "entries", "text", "_arrays")
 
     def __init__(self, matcher: "TextMatcher", n_texts: int, record, kind, card, count, entry,
                  text: list[str]) -> None:
         self.matcher = matcher
         self.n_texts = n_texts
-        self.record = np.asarray(record, dtype=np.int64)
-        self.kind = np.asarray(kind, dtype=np.uint8)
-        self.card = np.asarray(card, dtype=np.int16)
-        self.count = np.asarray(count, dtype=np.int32)
-        self.entry = np.asarray(entry, dtype=np.int32)
+        self.records, self.kinds, self.cards = list(record), list(kind), list(card)
+        self.counts, self.entries = list(count), list(entry)
         self.text = text
+        self._arrays: dict[str, Any] = {}
+
+    def _array(self, name: str, values: list, dtype: str):
+        out = self._arrays.get(name)
+        if out is None:
+            import numpy as np
+
+            out = self._arrays[name] = np.asarray(values, dtype=dtype)
+        return out
+
+    record = property(lambda self: self._array("record", self.records, "int64"))
+    kind = property(lambda self: self._array("kind", self.kinds, "uint8"))
+    card = property(lambda self: self._array("card", self.cards, "int16"))
+    count = property(lambda self: self._array("count", self.counts, "int32"))
+    entry = property(lambda self: self._array("entry", self.entries, "int32"))
 
     def __len__(self) -> int:
-        return int(self.record.shape[0])
+        return len(self.records)
 
-    def supported_cards(self) -> np.ndarray:
-        """Supported cards named per text (int64, length ``n_texts``)."""
-        sel = self.kind == SUPPORTED_TEXT
-        return np.bincount(self.record[sel], weights=self.count[sel],
-                           minlength=self.n_texts).astype(np.int64)
+    def _per_text(self, keep) -> list[int]:
+        out = [0] * self.n_texts
+        for r, k, c, n in zip(self.records, self.kinds, self.cards, self.counts):
+            if keep(k, c):
+                out[r] += n
+        return out
 
-    def unsupported_gpus(self) -> np.ndarray:
-        """Unsupported GPUs named per text (int64, length ``n_texts``)."""
-        sel = self.kind == UNSUPPORTED_TEXT
-        return np.bincount(self.record[sel], weights=self.count[sel],
-                           minlength=self.n_texts).astype(np.int64)
+    def supported_cards(self):
+        """Supported cards named per text (numpy int64, length ``n_texts``)."""
+        import numpy as np
+
+        return np.asarray(self._per_text(lambda k, c: c >= 0), dtype=np.int64)
+
+    def unsupported_gpus(self):
+        """Unsupported GPUs named per text (numpy int64, length ``n_texts``)."""
+        import numpy as np
+
+        return np.asarray(self._per_text(lambda k, c: k == UNSUPPORTED_TEXT), dtype=np.int64)
 
     def mentions(self, i: int) -> list[Mention]:
         """The mentions of text ``i`` as :class:`Mention` tuples."""
-        lo, hi = np.searchsorted(self.record, [i, i + 1])
-        return [self.mention(j) for j in range(int(lo), int(hi))]
+        lo, hi = bisect.bisect_left(self.records, i), bisect.bisect_left(self.records, i + 1)
+        return [self.mention(j) for j in range(lo, hi)]
 
     def mention(self, j: int) -> Mention:
         """Match ``j`` as a :class:`Mention`."""
-        e = self.matcher.entries[int(self.entry[j])]
-        card = self.matcher.card_ids[e.target] if e.kind == SUPPORTED_TEXT else None
-        return Mention(KIND_NAMES[e.kind], card, e.name, int(self.count[j]), self.text[j], e.device_id)
+        e = self.matcher.entries[self.entries[j]]
+        card = self.matcher.card_ids[e.target] if e.kind in (SUPPORTED_TEXT, EDITIONS_TEXT) else None
+        return Mention(KIND_NAMES[e.kind], card, e.name, self.counts[j], self.text[j], e.device_id)
 
 
 class TextMatcher:
@@ -153,184 +178,74 @@ class TextMatcher:
         if db is None:
             from ..db import default_database
             db = default_database()
-        self.entries: list[_Entry] = []
-        patterns: dict[str, int] = {}   # normalized pattern -> entry
-        self._collect(db, patterns)
+        self.entries: list[Entry] = []
+        self.variant_of: dict[int, int] = {}  # supported entry -> its mining look-alike
+        patterns = collect(self, db)   # normalized pattern -> entry
         auto = ahocorasick.Automaton()
         for pattern, entry in patterns.items():
             key = f" {pattern} "
             # the value carries what a hit needs: its length (for the start) and its name
             auto.add_word(key, (len(key) - 1, entry))
+        # Markers are plain substrings (no spaces around them, so that they never take
+        # the space a name next to them needs); whole words are checked after the scan.
+        self._markers = markers(self.entries)
+        for phrase, entry in self._markers.items():
+            auto.add_word(phrase, (len(phrase) - 1, entry))
         auto.make_automaton()
         self._kind = [e.kind for e in self.entries]
-        self.leftmost_longest = self._overlap_free(patterns)
+        self._targets = [e.target for e in self.entries]
+        self.leftmost_longest = overlap_free(self.entries, patterns)
+        self._heads = frozenset(p.split()[0] for p in (*patterns, *self._markers))
+        self._auto = auto
+        self.n_patterns = len(patterns)
+        self._ready()
+
+    # what a built matcher holds beyond its policy: all a cached one needs
+    _STATE = ("entries", "variant_of", "_markers", "leftmost_longest", "_heads", "_auto", "n_patterns")
+
+    def _ready(self) -> None:
+        self._kind = [e.kind for e in self.entries]
+        self._targets = [e.target for e in self.entries]
         # Leftmost-longest scanning (fewer hits, no overlap resolution) gives the same
         # answer whenever no trap name can begin inside a supported name and run past
         # its end; otherwise every overlapping hit is resolved (see _resolve).
-        self._scan = auto.iter_long if self.leftmost_longest else auto.iter
-        self._auto = auto
-        self.n_patterns = len(patterns)
+        self._scan = self._auto.iter_long if self.leftmost_longest else self._auto.iter
 
-    # -- building -----------------------------------------------------------------
+    @classmethod
+    def cached(cls, policy: Any = None, pci_ids: str | os.PathLike | None = None) -> "TextMatcher":
+        """The matcher of ``policy`` and ``pci_ids`` (default: the database in use), loaded
+        from the cache (:mod:`gpuclass.textmatch.cache`: no numpy, no database, a few
+        milliseconds) or built and cached.
 
-    def _entry(self, kind: int, target: int, name: str, device_id: str | None) -> int:
-        self.entries.append(_Entry(kind, target, name, device_id))
-        return len(self.entries) - 1
+        >>> TextMatcher.cached().find("GTX 1080 Ti")[0].card
+        'gtx-1080-ti'
+        """
+        from ..db.locate import resolve_path
+        from ..policy import compile_policy
+        from . import cache
 
-    def _collect(self, db: Any, patterns: dict[str, int]) -> None:
-        supported: dict[str, int] = {}   # canonical tokens -> entry
-        spellings: dict[str, list[str]] = {}  # canonical tokens -> words as written
-        for ci, card in enumerate(self.compiled.cards):
-            own = [card["name"], *card["aliases"]]
-            names = list(own)
-            ids = []
-            for v, d, sv, sd in card["match"]:
-                if sv is None:
-                    ids.append(f"{v:04x}:{d:04x}")
-                    pci = db.device_name(v, d) if db is not None else None
-                else:
-                    pci = db.subsystem_name(v, d, sv, sd) if db is not None else None
-                if pci:
-                    names.extend(marketing_names(pci))
-            displays: dict[str, int] = {}
-            for name in names:
-                words = name_words(name)
-                key = " ".join(split_tokens(words))
-                if not words or key in supported:
-                    continue
-                display = name if name in own else card["name"]
-                e = displays.get(display)
-                if e is None:
-                    e = displays[display] = self._entry(SUPPORTED_TEXT, ci, display,
-                                                        ids[0] if len(ids) == 1 else None)
-                supported[key] = e
-                spellings[key] = words
-        for key, e in supported.items():
-            for variant in variants(spellings[key], full=True):
-                patterns.setdefault(variant, e)
-        # Traps: other NVIDIA products, from pci.ids and as look-alike suffixes.
-        allowed_ids = {(v, d) for c in self.compiled.cards for v, d, sv, sd in c["match"] if sv is None}
-        model_numbers = {t for key in supported for t in key.split() if MODEL.fullmatch(t)}
-        trap_heads: list[tuple[list[str], str, str, bool]] = []
-        for vendor, device, name in self._gpu_names(db, allowed_ids):
-            for product in marketing_names(name):
-                words = name_words(product)
-                toks = split_tokens(words)
-                if not product_like(words) or not gpu_like(words):
-                    continue  # "480GB": a fragment; "MCP51 Ethernet Controller": not a GPU
-                if " ".join(toks) in supported:
-                    continue  # text cannot tell them apart; the allowlisted name stands
-                near = bool(model_numbers.intersection(toks))
-                dev = f"{vendor:04x}:{device:04x}"
-                e = self._entry(UNSUPPORTED_TEXT, -1, product, dev)
-                forms = [words]
-                short = list(words)
-                while len(short) > 2 and short[-1] in _FILLER:
-                    short.pop()
-                if short != words:
-                    forms.append(short)
-                for form in forms:
-                    for variant in self._trap_variants(form, near, supported):
-                        patterns.setdefault(variant, e)
-                trap_heads.append((words, product, dev, near))
-        # "RTX PRO 6000D" alone: a trap's name up to its model number, unless that
-        # could still begin a supported name (then it is ambiguous, below).
-        prefixes = {" ".join(k.split()[:i]) for k in supported for i in range(1, len(k.split()) + 1)}
-        heads: dict[str, tuple[list[str], str, set[str], bool]] = {}
-        for words, product, dev, near in trap_heads:
-            m = next((i for i, w in enumerate(words) if MODEL.search(w)), None)
-            if m is None or m + 1 == len(words):
-                continue
-            head = words[:m + 1]
-            key = " ".join(split_tokens(head))
-            if len(split_tokens(head)) < 2 or key in prefixes or key in patterns:
-                continue
-            if key in heads:
-                heads[key][2].add(dev)
-                continue
-            original = product.split()
-            cut = next((i for i, w in enumerate(original) if MODEL.search(w)), len(original) - 1)
-            heads[key] = (head, " ".join(original[:cut + 1]), {dev}, near)
-        for head, label, devs, near in heads.values():
-            e = self._entry(UNSUPPORTED_TEXT, -1, label, devs.pop() if len(devs) == 1 else None)
-            for variant in self._trap_variants(head, near, supported):
-                patterns.setdefault(variant, e)
-        for key, se in supported.items():
-            base = self.entries[se]
-            for suffix in _LOOKALIKE_SUFFIXES:
-                words = spellings[key] + name_words(suffix)
-                if " ".join(split_tokens(words)) in supported:
-                    continue
-                e = self._entry(UNSUPPORTED_TEXT, -1, f"{base.name} {suffix}", None)
-                for variant in self._trap_variants(words, True, supported):
-                    patterns.setdefault(variant, e)
-        # Shortened supported names that do not say which card: ambiguous.
-        for key in list(supported):
-            toks = key.split()
-            first_model = next((i for i, t in enumerate(toks) if MODEL.fullmatch(t)), None)
-            if first_model is None:
-                continue
-            for end in range(first_model + 1, len(toks)):
-                prefix = toks[:end]
-                short = " ".join(prefix)
-                if short in supported or short in patterns:
-                    continue
-                cands = sorted({self.card_names[self.entries[e].target] for k, e in supported.items()
-                                if k.split()[:end] == prefix})
-                label = " ".join(t.upper() if len(t) <= 3 else t.title() for t in prefix)
-                e = self._entry(AMBIGUOUS_TEXT, -1,
-                                f"{label} (could be {' or '.join(cands)} or another card)", None)
-                for variant in variants(prefix, full=True):
-                    patterns.setdefault(variant, e)
+        compiled = compile_policy(policy)
+        path = resolve_path(pci_ids)
+        try:
+            key = cache.matcher_key(compiled.data, path)
+        except OSError:  # the database cannot be read: building says so
+            key = None
+        state = None if key is None else cache.load_state(key)
+        if state is not None:
+            m = cls.__new__(cls)
+            m.compiled = compiled
+            m.card_ids = compiled.card_ids
+            m.card_names = tuple(c["name"] for c in compiled.cards)
+            for name in cls._STATE:
+                setattr(m, name, state[name])
+            m._ready()
+            return m
+        from ..db import default_database
 
-    def _overlap_free(self, patterns: dict[str, int]) -> bool:
-        """True when no non-supported name starts inside a supported one and ends past it."""
-        heads: set[tuple[str, ...]] = set()
-        for pattern, e in patterns.items():
-            if self.entries[e].kind != SUPPORTED_TEXT:
-                toks = tuple(pattern.split())
-                heads.update(toks[:k] for k in range(1, len(toks)))
-        for pattern, e in patterns.items():
-            if self.entries[e].kind == SUPPORTED_TEXT:
-                toks = tuple(pattern.split())
-                if any(toks[k:] in heads for k in range(1, len(toks))):
-                    return False
-        return True
-
-    @staticmethod
-    def _trap_variants(words: list[str], full: bool, supported: dict[str, int]) -> list[str]:
-        out = []
-        forms = [words]
-        bare = drop_memory(split_tokens(words))
-        if bare != split_tokens(words) and len(bare) >= 2 and " ".join(bare) not in supported:
-            forms.append(bare)
-        for form in forms:
-            for variant in variants(form, full=full):
-                if " ".join(split_tokens(variant.split())) not in supported:
-                    out.append(variant)
-        return out
-
-    def _gpu_names(self, db: Any, allowed: set[tuple[int, int]]) -> list[tuple[int, int, str]]:
-        """Names of the policy's GPU vendors' devices (and their subsystems) not allowlisted."""
-        if db is None:
-            return []
-        vendors = np.array(self.compiled.gpu_vendors, dtype=np.int64)
-        arrays = db.arrays()
-        keys = np.asarray(arrays["device_keys"]).astype(np.int64)
-        rows = np.flatnonzero(np.isin(keys >> 16, vendors))
-        out = []
-        for row, name in zip(rows.tolist(), db.names("device", rows)):
-            v, d = int(keys[row]) >> 16, int(keys[row]) & 0xFFFF
-            if name and (v, d) not in allowed:
-                out.append((v, d, name))
-        sub = np.asarray(arrays["subsys_keys"]).astype(np.uint64)
-        srows = np.flatnonzero(np.isin((sub >> np.uint64(48)).astype(np.int64), vendors))
-        for row, name in zip(srows.tolist(), db.names("subsys", srows)):
-            v = int(sub[row] >> np.uint64(48))
-            d = int((sub[row] >> np.uint64(32)) & np.uint64(0xFFFF))
-            if name and (v, d) not in allowed:
-                out.append((v, d, name))
-        return out
+        m = cls(compiled, default_database(path))
+        if key is not None:
+            cache.save_state(key, {name: getattr(m, name) for name in cls._STATE})
+        return m
 
     # -- matching -----------------------------------------------------------------
 
@@ -359,53 +274,119 @@ class TextMatcher:
         n = len(texts)
         if big.count("\x1f") != max(n - 1, 0):  # a text carries the separator itself
             big = " \x1f ".join(t.replace("\x1f", " ") for t in texts)
-        raw = normalize_bytes(big)
-        seps = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == RS)
-        norm = raw.decode("ascii")
+        norm = normalize_bytes(big).decode("ascii")
         hits = list(self._scan(norm))
         if not hits:
             return TextMatches(self, n, [], [], [], [], [], [])
-        ends = np.fromiter((h[0] for h in hits), dtype=np.int64, count=len(hits))
-        recs = np.searchsorted(seps, ends).tolist()
-        out_rec: list[int] = []
-        out_entry: list[int] = []
-        out_count: list[int] = []
-        out_text: list[str] = []
-        kinds, resolve, qty_before = self._kind, self._resolve, QTY_BEFORE_END
-        for r, group in itertools.groupby(zip(recs, hits), key=_first):
-            spans = [(e - ln, e, ent) for _, (e, (ln, ent)) in group]
-            found = resolve(spans) if len(spans) > 1 else spans
-            text = norm
-            for f in found:
-                if kinds[f[2]] == AMBIGUOUS_TEXT:
-                    found, text = self._without_memory(norm, seps, r, found)
-                    break
-            for start, end, ent in found:
-                out_rec.append(r)
-                out_entry.append(ent)
-                c = text[start - 1]
-                if c in qty_before or text[end + 1:end + 2] == "x":
-                    out_count.append(quantity(text, start, end))
-                else:  # most names stand alone: no quantity word next to them
-                    out_count.append(1)
-                out_text.append(text[start + 1:end])
-        entry = np.asarray(out_entry, dtype=np.int32)
-        kind = np.asarray(kinds, dtype=np.uint8)[entry]
-        target = np.asarray([e.target for e in self.entries], dtype=np.int16)[entry]
-        card = np.where(kind == SUPPORTED_TEXT, target, -1)
-        return TextMatches(self, n, out_rec, kind, card, out_count, entry, out_text)
+        # the hits of each text: a text's index counts the separators before its hits
+        sep = _SEP
+        groups = []  # (text, first hit, after its last hit)
+        r, at, cur = 0, 0, -1
+        for k, (e, _) in enumerate(hits):
+            r += norm.count(sep, at, e)
+            at = e
+            if r != cur:
+                groups.append([r, k, k + 1])
+                cur = r
+            else:
+                groups[-1][2] = k + 1
+        # Listings repeat the same lines over and over: each distinct text is resolved
+        # once per batch (its mentions depend on its own words only).
+        memo: dict[str, list[tuple[int, int, str]]] = {}
+        get, mentions = memo.get, self._mentions
+        kinds, heads, plain = self._kind, self._heads, self.leftmost_longest
+        rows: list[int] = []
+        found: list[list[tuple[int, int, str]]] = []
+        for r, a, b in groups:
+            e0 = hits[a][0]
+            lo = max(norm.rfind(sep, 0, e0), 0)
+            hi = norm.find(sep, e0)
+            hi = len(norm) if hi < 0 else hi
+            key = norm[lo:hi]
+            done = get(key)
+            if done is None:
+                if b - a == 1 and plain:
+                    # the common case: one plain name, nothing after it that could begin another
+                    e, (ln, ent) = hits[a]
+                    if kinds[ent] <= UNSUPPORTED_TEXT and norm[e + 1:norm.find(" ", e + 1)] not in heads:
+                        done = memo[key] = [(ent, quantity(norm, e - ln, e), norm[e - ln + 1:e])]
+                        rows.append(r)
+                        found.append(done)
+                        continue
+                done = memo[key] = mentions(norm, lo, hi, [(e - ln, e, ent) for e, (ln, ent) in hits[a:b]])
+            if done:
+                rows.append(r)
+                found.append(done)
+        out_rec = [r for r, f in zip(rows, found) for _ in f]
+        flat = list(itertools.chain.from_iterable(found))
+        if not flat:
+            return TextMatches(self, n, [], [], [], [], [], [])
+        out_entry, out_count, out_text = (list(c) for c in zip(*flat))
+        kind = [kinds[e] for e in out_entry]
+        targets = self._targets
+        card = [targets[e] if k in (SUPPORTED_TEXT, EDITIONS_TEXT) else -1 for e, k in zip(out_entry, kind)]
+        return TextMatches(self, n, out_rec, kind, card, out_count, out_entry, out_text)
 
-    def _without_memory(self, norm: str, seps: np.ndarray, r: int,
+    def _mentions(self, norm: str, lo: int, hi: int,
+                  spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str]]:
+        """(entry, count, words) of the names one text's hits stand for."""
+        kinds = self._kind
+        if self.leftmost_longest:
+            # one scan shares no character between hits: where the word after a name may
+            # begin another name, the text is scanned again name by name
+            heads = self._heads
+            for s in spans:
+                e = s[1]
+                if kinds[s[2]] < ABSENT_MARK and norm[e + 1:norm.find(" ", e + 1)] in heads:
+                    spans = self._adjacent(norm, lo, hi)
+                    break
+        if len(spans) == 1:
+            if kinds[spans[0][2]] >= ABSENT_MARK:
+                return []
+            found = spans
+        else:
+            marks = [s for s in spans if kinds[s[2]] >= ABSENT_MARK]
+            if marks:
+                spans = [s for s in spans if kinds[s[2]] < ABSENT_MARK]
+            found = self._resolve(spans) if len(spans) > 1 else spans
+            if found and (marks or len({kinds[f[2]] for f in found}) > 1):
+                found = refine(norm, lo, hi, found, marks, self.entries, self.variant_of)
+        text = norm
+        for f in found:
+            if kinds[f[2]] in (AMBIGUOUS_TEXT, EDITIONS_TEXT):
+                found, text = self._without_memory(norm, lo, min(hi + 1, len(norm)), found)
+                break
+        return [(ent, quantity(text, start, end), text[start + 1:end]) for start, end, ent in found]
+
+    def _adjacent(self, norm: str, lo: int, hi: int) -> list[tuple[int, int, int]]:
+        """Leftmost-longest hits of ``norm[lo:hi]`` where a name may start at the space that
+        ends the one before it (one scan of the batch shares no character between hits)."""
+        out = []
+        text = norm[lo:hi]  # the automaton reads its whole argument: give it the text only
+        pos, end, scan, kinds = 0, len(text), self._auto.iter_long, self._kind
+        while pos < end:
+            hit = next(scan(text, pos, end), None)
+            if hit is None:
+                break
+            e, (ln, ent) = hit
+            out.append((lo + e - ln, lo + e, ent))
+            pos = e if kinds[ent] < ABSENT_MARK else e + 1
+        return out
+
+    def _without_memory(self, norm: str, lo: int, hi: int,
                         found: list[tuple[int, int, int]]) -> tuple[list[tuple[int, int, int]], str]:
-        """Rescan one text with memory sizes taken out (``RTX PRO 6000 Blackwell 96GB Server
-        Edition``); kept only when that resolves what was ambiguous."""
-        lo = int(seps[r - 1]) if r > 0 else 0
-        hi = int(seps[r]) + 1 if r < len(seps) else len(norm)
+        """Rescan one text (``norm[lo:hi]``) with memory sizes taken out (``RTX PRO 6000
+        Blackwell 96GB Server Edition``); kept only when that resolves what was ambiguous."""
         segment = MEMORY_TOKENS.sub("", norm[lo:hi])
         spans = [(e - ln, e, ent) for e, (ln, ent) in self._scan(segment)]
+        marks = [s for s in spans if self._kind[s[2]] >= ABSENT_MARK]
+        spans = [s for s in spans if self._kind[s[2]] < ABSENT_MARK]
         again = self._resolve(spans) if spans else []
-        before = sum(self.entries[f[2]].kind == AMBIGUOUS_TEXT for f in found)
-        after = sum(self.entries[f[2]].kind == AMBIGUOUS_TEXT for f in again)
+        if again:
+            again = refine(segment, 0, len(segment), again, marks, self.entries, self.variant_of)
+        vague = (AMBIGUOUS_TEXT, EDITIONS_TEXT)
+        before = sum(self.entries[f[2]].kind in vague for f in found)
+        after = sum(self.entries[f[2]].kind in vague for f in again)
         if after < before:
             return again, segment
         return found, norm
@@ -455,5 +436,6 @@ def _length(span):
 
 @functools.cache
 def default_matcher() -> TextMatcher:
-    """The matcher of the default policy and bundled pci.ids, built once per process."""
-    return TextMatcher(None)
+    """The matcher of the default policy and the database in use, once per process (from
+    the cache where it holds one: :meth:`TextMatcher.cached`)."""
+    return TextMatcher.cached(None)

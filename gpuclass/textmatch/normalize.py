@@ -1,12 +1,14 @@
 """Text into the token form the automaton scans, and the spellings of a name.
 
 Text is normalized byte-wise (ASCII, lower case, punctuation to spaces, line
-breaks and separators such as ``,;/()|`` to a hard break ``|`` no name can
-span), so ``Nvidia RTX™ 4000 SFF Ada Generation`` and ``RTX4000 SFF ADA`` read
-alike.  A name's spellings (:func:`variants`) split or join its letter/digit runs.
+breaks and separators such as ``;/|+`` to a hard break ``|`` no name can span, a
+colon and a comma to tokens of their own, which no name spans either), so ``Nvidia RTX™ 4000 SFF Ada Generation`` and
+``RTX4000 SFF ADA`` read alike.  Brackets read as spaces: a listing breaks names with
+them (``RTX 6000 (Ada Generation)``) more often than it separates items.  A name's
+spellings (:func:`variants`) split or join its letter/digit runs.
 
->>> normalize("Nvidia RTX™ 4000 SFF-Ada (20GB)")
-' nvidia rtx 4000 sff ada | 20gb | '
+>>> normalize("Nvidia RTX™ 4000 SFF-Ada (20GB), GPU: 2x")
+' nvidia rtx 4000 sff ada 20gb , gpu : 2x '
 >>> name_words("GeForce GTX 1080 Ti"), split_tokens(["rtx4000"])
 (['gtx', '1080', 'ti'], ['rtx', '4000'])
 """
@@ -33,28 +35,35 @@ def _byte_table() -> bytes:
         table[c] = c
     for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
         table[c] = c + 32
-    for c in b",;|()[]{}/+&:\n\r<>=\\":
+    for c in b";|{}/+&\n\r<>=\\":
         table[c] = _BREAK
+    table[ord(":")] = ord(":")
+    table[ord(",")] = ord(",")
     table[RS] = RS
     return bytes(table)
 
 
 _TABLE = _byte_table()
 _SPACES = re.compile(rb"  +")
-_MARKS = ("\u2122", "\u00ae", "\u00a9")  # ™ ® ©
 
 
 def normalize_bytes(text: str) -> bytes:
     """Normalize a text (or a batch joined with the record separator) into tokens."""
-    if not text.isascii():
-        if "\u00d7" in text:  # the multiplication sign of "2 × RTX ..."
-            text = text.replace("\u00d7", " x ")
-        for mark in _MARKS:  # "RTX™ 4000": a mark glued to a word, not a word break
-            if mark in text:
-                text = text.replace(mark, "")
-    raw = text.encode("ascii", "replace").translate(_TABLE)
+    if text.isascii():
+        raw = text.encode("ascii").translate(_TABLE)
+    else:
+        # UTF-8 bytes: the bytes of every other non-ASCII character (marks such as
+        # "RTX™", accented letters) become spaces, as any punctuation does
+        raw = text.encode("utf-8", "replace")
+        if b"\xc3\x97" in raw:  # the multiplication sign of "2 × RTX ..."
+            raw = raw.replace(b"\xc3\x97", b" x ")
+        raw = raw.translate(_TABLE)
     if b"|" in raw:
         raw = raw.replace(b"|", b" | ")
+    if b":" in raw:
+        raw = raw.replace(b":", b" : ")
+    if b"," in raw:
+        raw = raw.replace(b",", b" , ")
     if b"  " in raw:  # one linear pass over runs of spaces
         raw = _SPACES.sub(b" ", raw)
     return b" " + raw.strip(b" ") + b" "
@@ -64,7 +73,7 @@ def normalize(text: str) -> str:
     """The token form the automaton scans: lower-case ASCII words between single spaces.
 
     >>> normalize("Nvidia RTX™ 4000 SFF-Ada (20GB)")
-    ' nvidia rtx 4000 sff ada | 20gb | '
+    ' nvidia rtx 4000 sff ada 20gb '
     """
     return normalize_bytes(text.replace("\x1f", " ")).decode("ascii")
 
@@ -76,7 +85,7 @@ _UNITS = frozenset({"gb", "g", "mb", "tb"})
 def name_words(name: str) -> list[str]:
     """A name's words as the normalizer spells them, without brand words, unless the
     name is a bare number without them (``GeForce 6800 GT`` keeps ``geforce``)."""
-    words = [w for w in normalize(name).split() if w != "|"]
+    words = [w for w in normalize(name).split() if w not in ("|", ":", ",")]
     bare = [w for w in words if w not in BRAND]
     return words if bare and bare[0][0].isdigit() else bare
 

@@ -54,7 +54,10 @@ MALFORMED = [
     ("no id", {"description": ["GTX 1080"]}, "no id"),
     ("description not a list", {"id": 1, "description": 5}, "description is int"),
     ("non-text line", {"id": 1, "description": ["GTX 1080", 3]}, "description[1] is int"),
-    ("specials not a list", {"id": 1, "specials": {"GPU": 1}}, "specials is dict"),
+    ("specials not a list", {"id": 1, "description": ["Xeon"], "specials": {"GPU": 1}}, "specials is dict"),
+    ("no description", {"id": 1, "specials": ["ECC"]}, "no description"),
+    ("null description", {"id": 1, "description": None, "specials": ["GPU"]}, "no description"),
+    ("empty description", {"id": 1, "description": [" "], "specials": []}, "no description"),
     ("GPU special, no card", {"id": 1, "description": ["GPU - Nvidia"], "specials": ["GPU"]}, "GPU"),
     ("ambiguous card", {"id": 1, "description": ["RTX 6000"], "specials": ["GPU"]}, "does not say"),
 ]
@@ -92,7 +95,8 @@ def test_feed_with_a_broken_record_loses_no_row(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("text, problem", [
-    ('[1, 2]', "not an auction feed"),
+    ('"a string"', "not an auction feed"),
+    ('[1, 2]', "malformed record: int"),
     ('{"server": [{"id": 1}', "ends inside"),
     ('{"server": [], ', "ends before"),
 ])
@@ -221,7 +225,8 @@ def test_text_frames():
                        "specials": [r["specials"] for r in AUCTION]})
     out = audit_frame(df)
     assert len(out) == len(df)
-    assert dict(zip(out["server"], out["slices"])) == {k: v[1] for k, v in EXPECTED.items()}
+    assert dict(zip(out["server"], out["slices"])) == {int(k): v[1] for k, v in EXPECTED.items()}
+    assert out["server"].dtype == df["id"].dtype
     with pytest.raises(InputError):
         audit_frame([1, 2])
 
@@ -268,9 +273,9 @@ def test_missing_file_is_a_source_error(tmp_path):
 
 @pytest.mark.parametrize("fmt", A.OUTPUT_FORMATS)
 def test_formats_keep_every_row(fmt):
-    buf = io.StringIO()
+    buf = io.BytesIO() if fmt == "parquet" else io.StringIO()
     summary = write_reports(audit_records(AUCTION), fmt, buf)
-    text = buf.getvalue()
+    text = "" if fmt == "parquet" else buf.getvalue()
     assert summary.servers == summary.input_rows == len(AUCTION)
     assert summary.to_dict()["cards"] == {"gtx-1080": 3, "gtx-1080-ti": 1, "rtx-4000-sff-ada": 1,
                                           "rtx-6000-ada": 2, "rtx-pro-6000-blackwell-max-q": 1}
@@ -279,10 +284,21 @@ def test_formats_keep_every_row(fmt):
         assert len(doc["reports"]) == len(AUCTION) and doc["summary"]["slices"] == 32
     elif fmt == "ndjson":
         lines = [json.loads(x) for x in text.splitlines()]
-        assert len(lines) == len(AUCTION) + 1 and lines[-1]["summary"]["flagged"] == 1
+        assert len(lines) == len(AUCTION) and all("server" in x for x in lines)  # jq reads them as they are
+        buf = io.StringIO()
+        write_reports(audit_records(AUCTION), fmt, buf, summary_line=True)
+        assert json.loads(buf.getvalue().splitlines()[-1])["summary"]["flagged"] == 1
     elif fmt == "csv":
         rows = list(csv.DictReader(io.StringIO(text)))
         assert len(rows) == len(AUCTION) and rows[3]["cards"] == "rtx-6000-ada x2"
+    elif fmt == "parquet":
+        import pyarrow.parquet as pq
+        t = pq.read_table(io.BytesIO(buf.getvalue()))
+        assert t.num_rows == len(AUCTION) and t.column("cards.rtx-6000-ada")[3].as_py() == 2
+        assert sum(t.column("slices").to_pylist()) == 32 and t.column("server").to_pylist() == [
+            str(r["id"]) for r in AUCTION]
+        with pytest.raises(InputError, match="needs a file"):
+            write_reports(audit_records(AUCTION), fmt, io.StringIO())
     else:
         assert len(text.splitlines()) == len(AUCTION) + 3
         assert "GPU-capable" in text
@@ -295,12 +311,22 @@ def test_unknown_format_and_kind():
         audit_paths(["x"], kind="pdf")
 
 
-def test_progress_bar_draws_to_its_stream(tmp_path):
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_draws_on_a_terminal_only(tmp_path):
+    pytest.importorskip("tqdm")
     p = write_feed(tmp_path / "auction.json", AUCTION)
-    out = io.StringIO()
+    out = Terminal()
     bar = A.progress.Progress(p.stat().st_size, out)
     list(audit_paths([p], progress=bar))
-    assert "100.0%" in out.getvalue()
+    text = out.getvalue()
+    assert "100%" in text and f"{len(AUCTION)} servers" in text and "/s" in text
+    quiet = io.StringIO()
+    list(audit_paths([p], progress=A.progress.Progress(p.stat().st_size, quiet)))
+    assert quiet.getvalue() == ""
 
 
 @pytest.mark.parametrize("body, kind", [
@@ -318,3 +344,11 @@ def test_csv_row_the_csv_module_rejects_is_a_flagged_row(tmp_path, body, kind):
     assert sum(r.rows for r in reports) == 3
     assert [bool(r.problems) for r in reports] == [False, True, False]
     assert reports[2].gpu_capable and reports[2].slices > 0
+
+
+def test_flat_rows_follow_the_csv_columns():
+    """The CSV writer writes each flat row's values in order: the keys are CSV_COLUMNS."""
+    from gpuclass.audit.report import CSV_COLUMNS
+
+    for r in audit_records(AUCTION):
+        assert tuple(r.to_flat()) == CSV_COLUMNS

@@ -37,6 +37,9 @@ def test_audit_csv_and_ndjson_formats(tmp_path):
     proc = run("audit", str(p), "--format", "csv", check_rc=0)
     assert proc.stdout.splitlines()[1].startswith("1,") and "rtx-4000-sff-ada x1" in proc.stdout
     proc = run("audit", str(p), "--format", "ndjson", check_rc=0)
+    assert [json.loads(x)["server"] for x in proc.stdout.splitlines()] == ["s1"]  # servers only
+    assert "1 servers from 1 input rows" in proc.stderr
+    proc = run("audit", str(p), "--format", "ndjson", "--ndjson-summary", check_rc=0)
     assert json.loads(proc.stdout.splitlines()[-1])["summary"]["slices"] == 4
 
 

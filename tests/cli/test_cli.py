@@ -19,21 +19,21 @@ def test_lookup_device_table():
 
 
 def test_lookup_subsystem_json():
-    proc = run("lookup", "10de:1e30:10de:12ba", "--format", "json", check_rc=0)
+    proc = run("lookup", "10de:1e30:10de:12ba", "-o", "json", check_rc=0)
     out = json.loads(proc.stdout)
-    assert out == {
-        "vendor_id": "10de", "vendor": "NVIDIA Corporation",
-        "device_id": "1e30", "device": "TU102GL [Quadro RTX 6000/8000]",
-        "subvendor_id": "10de", "subvendor": "NVIDIA Corporation",
-        "subdevice_id": "12ba", "subsystem": "Quadro RTX 6000",
-    }
+    assert out == [{
+        "vendor": "10de", "vendor_name": "NVIDIA Corporation",
+        "device": "1e30", "device_name": "TU102GL [Quadro RTX 6000/8000]",
+        "svendor": "10de", "svendor_name": "NVIDIA Corporation",
+        "sdevice": "12ba", "sdevice_name": "Quadro RTX 6000",
+    }]
 
 
 def test_lookup_several_and_unknown():
     proc = run("lookup", "10de:2bb1", "10de:fffe", "--format", "json", check_rc=1)
     out = json.loads(proc.stdout)
-    assert out[0]["device"] == "GB202GL [RTX PRO 6000 Blackwell Workstation Edition]"
-    assert out[1]["device"] is None
+    assert out[0]["device_name"] == "GB202GL [RTX PRO 6000 Blackwell Workstation Edition]"
+    assert out[1]["device"] == "fffe" and out[1]["device_name"] is None
 
 
 @pytest.mark.parametrize("args, rc, fragment", [
@@ -56,7 +56,7 @@ def test_malformed_database_reports_file_and_line(tmp_path):
     bad.write_bytes(b"10de  NVIDIA\n\t27b0\n")
     proc = run("db", "info", "--db", str(bad))
     assert proc.returncode == 3
-    assert proc.stderr.strip() == f"gpuclass: error: {bad}:2: device ID: missing name"
+    assert proc.stderr.strip() == f"gpuclass: error: {bad}:2: device name: missing"
 
 
 def test_db_info(tmp_path):
@@ -72,7 +72,7 @@ def test_db_info(tmp_path):
 
 def test_db_compile_to_file(tmp_path):
     out = tmp_path / "compiled.gpcdb"
-    run("db", "compile", "-o", str(out), check_rc=0)
+    run("db", "compile", "--write", str(out), check_rc=0)
     from gpuclass.db import PciDatabase
 
     db = PciDatabase.load_compiled(out, verify=True)

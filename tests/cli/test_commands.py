@@ -24,7 +24,8 @@ def machines(tmp_path_factory):
     for name, devices, cpu in [("gex44", fakesys.gex44(), "intel"),
                                ("gex130", fakesys.gex130(), "amd"),
                                ("turing", fakesys.turing_box(), "vm"),
-                               ("conflict", fakemachine.pascal_and_ada(), "nested")]:
+                               ("pascal_ada", fakemachine.pascal_and_ada(), "intel"),
+                               ("conflict", fakemachine.pascal_and_blackwell(), "nested")]:
         out[name] = fakemachine.write_machine(base / name, devices, cpu=cpu)
     return out
 
@@ -60,7 +61,7 @@ def test_scan_json_names_the_unsupported_card(machines):
     doc = json.loads(proc.stdout)
     assert doc["summary"]["supported_cards"] == 0 and doc["summary"]["slices"] == 0
     assert doc["summary"]["labels"] == {} and doc["summary"]["unsupported_gpus"] == 1
-    gpu = next(d for d in doc["devices"] if d["address"] == "0000:65:00.0")
+    gpu = next(d for d in doc["devices"] if d["slot"] == "0000:65:00.0")
     assert gpu["status"] == "unsupported" and gpu["slices"] == 0
     assert gpu["near_miss"]["card"] == "rtx-6000-ada"
     table = run("scan", "--root", machines["turing"]).stdout
@@ -101,7 +102,7 @@ def test_plan_table(machines):
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line.split()[1:3] for line in proc.stdout.splitlines()[1:6]}
     assert rows == {"nvidia-driver": ["yes", "open"], "kernel-module": ["yes", "open"],
-                    "device-plugin": ["yes", "time-slicing,"],
+                    "device-plugin": ["yes", "nvidia.com/gpu,"],
                     "secure-runtime": ["yes", "secure"], "host-labels": ["yes", "hardware=gpu"]}
     assert "node labels: autopilot.syself.com/gpu=true" in proc.stdout
 
@@ -121,7 +122,13 @@ def test_plan_json_roundtrips_through_report(machines, tmp_path):
 def test_plan_conflict_exits_1(machines):
     proc = run("plan", "--root", machines["conflict"])
     assert proc.returncode == 1
-    assert "CONFLICT" in proc.stdout and "conflict: " in proc.stdout
+    assert "CONFLICT" in proc.stdout and "conflict: kernel-module" in proc.stdout
+    # each decision said once; no "none (no supported card)" next to supported cards
+    assert "conflict: conflict:" not in proc.stdout
+    assert "Blackwell needs the open kernel modules" in proc.stdout
+    assert proc.stdout.count("Pascal the proprietary ones") == 1
+    assert "no supported card" not in proc.stdout
+    assert "node labels: none until the conflict is resolved (2 supported card(s) found)" in proc.stdout
 
 
 def test_plan_bad_root_exits_3(tmp_path):
@@ -263,7 +270,7 @@ def test_diagnose(machines, tmp_path, node, machine, rc, code):
     proc = run("diagnose", f, *extra)
     assert proc.returncode == rc, proc.stderr
     assert f"[{code}]" in proc.stdout
-    doc = json.loads(run("diagnose", f, *extra, "--format", "json").stdout)
+    (doc,) = json.loads(run("diagnose", f, *extra, "--format", "json").stdout)
     assert [x["code"] for x in doc["findings"]] == [code] and doc["ok"] is (rc == 0)
 
 

@@ -27,7 +27,7 @@ def test_scan_json_with_flagged_devices_exits_1(tmp_path, capsys):
     assert main(["scan", "--root", str(tmp_path), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["count"] == len(fakesys.broken())
-    by_addr = {d["address"]: d for d in doc["devices"]}
+    by_addr = {d["slot"]: d for d in doc["devices"]}
     assert by_addr["0000:01:00.0"]["device_name"] == "AD104GL [RTX 4000 SFF Ada Generation]"
     assert by_addr["0000:01:00.0"]["flags"] == []
     assert "vendor: missing" in by_addr["0000:02:00.0"]["problem"]

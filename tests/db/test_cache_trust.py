@@ -1,5 +1,5 @@
 """The compiled cache is a trust boundary: hostile files with valid checksums are never
-served, caches another user could write are never used, and ``db compile -o`` replaces
+served, caches another user could write are never used, and ``db compile --write`` replaces
 nothing but a regular file."""
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ def test_trust_problem_is_reusable(tmp_path):
     assert "symlink" in C.trust_problem(d / "l", kind="file")
 
 
-# -- db compile -o --------------------------------------------------------------------------
+# -- db compile --write ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink", "dir", "chardev", "socket"])
 def test_compile_output_replaces_only_a_regular_file(tmp_path, kind):
@@ -290,7 +290,7 @@ def test_compile_output_replaces_only_a_regular_file(tmp_path, kind):
     else:
         os.mknod(out, stat.S_IFSOCK | 0o600)
     before = os.lstat(out)
-    proc = run("db", "compile", "-o", out)
+    proc = run("db", "compile", "--write", out)
     assert proc.returncode == 3 and "refusing to replace" in proc.stderr, proc.stderr
     after = os.lstat(out)
     assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
@@ -301,7 +301,7 @@ def test_compile_output_replaces_only_a_regular_file(tmp_path, kind):
 def test_compile_output_over_a_regular_file(tmp_path):
     out = tmp_path / "out.gpcdb"
     out.write_text("old")
-    proc = run("db", "compile", "-o", out)
+    proc = run("db", "compile", "--write", out)
     assert proc.returncode == 0, proc.stderr
     PciDatabase.load_compiled(out, verify=True)
 

@@ -68,7 +68,7 @@ def test_subsystem_semantics_follow_libpci(small):
 
 def test_class_and_progif(small):
     assert small.class_name(0x03, 0x02) == "3D controller"
-    assert small.class_name(0x03, 0x80) == "Display controller"  # falls back to the class
+    assert small.class_name(0x03, 0x80) == "Display controller [0380]"  # the class, numbered as libpci
     assert small.class_name(0x03) == "Display controller"
     assert small.subclass_name(0x03, 0x80) is None
     assert small.class_name(0x42, 0x00) is None

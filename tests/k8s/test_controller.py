@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -64,7 +63,7 @@ def test_device_plugin_config_matches_the_plugin_format():
     assert ts["failRequestsGreaterThanOne"] is True and ts["renameByDefault"] is False
     assert ts["resources"] == [{"name": GPU, "replicas": 4}]
     with pytest.raises(InputError, match="at least 2"):
-        device_plugin_config(1)
+        device_plugin_config(replicas=1)
 
 
 def test_configmap_data_is_the_config_as_yaml():
@@ -75,18 +74,8 @@ def test_configmap_data_is_the_config_as_yaml():
 
 # -- the official kubernetes client reads what we generate ------------------------------
 
-k8s = pytest.importorskip("kubernetes.client")
-
-
-def deserialize(obj, klass):
-    """What the client does with an API response of ``obj``."""
-    client = k8s.ApiClient()
-    try:
-        return client.deserialize(json.dumps(obj), klass, "application/json")
-    except TypeError:  # clients before v35 take a response object
-        class _Response:
-            data = json.dumps(obj)
-        return client.deserialize(_Response(), klass)
+import kubernetes.client as k8s  # noqa: E402 - the test extra installs it
+from k8s_samples import model as deserialize  # noqa: E402 - what the client does with a response
 
 
 def test_configmap_deserializes_into_the_client_model():
@@ -262,7 +251,7 @@ def test_yaml_text_and_files(tmp_path):
     ({"kind": "Pod", "spec": {"containers": [{"name": "a", "resources": {"limits": [1]}}]}},
      "resources.limits: expected a mapping"),
     ("- 1\n- 2\n", "expected a pod (a mapping), got list"),
-    ("a: 1\n---\nb: 2\n", "expected one pod, found 2 documents"),
+    ("a: 1\n---\nb: 2\n", "expected one pod, found 2 objects"),
     ({"metadata": {}}, "not a pod"),
 ])
 def test_malformed_pods_raise_manifest_errors(obj, fragment):
@@ -312,10 +301,11 @@ def test_some_slices_unhealthy():
     assert codes(d) == ["some-slices-unhealthy"] and d.findings[0].severity == "warning"
 
 
-def test_no_label_means_no_supported_card_named_from_the_report():
+def test_no_label_and_no_gpu_in_the_report_is_not_a_gpu_node():
     report = HardwareReport.example(None)
     d = diagnose(node(labeled=False), report)
-    assert codes(d) == ["no-supported-card"] and "no NVIDIA GPU" in d.findings[0].message
+    assert codes(d) == ["not-a-gpu-node"] and "no NVIDIA GPU" in d.findings[0].message
+    assert d.ok and not d.gpu_node and d.findings[0].severity == "info"
 
 
 def test_no_label_names_the_unsupported_card(tmp_path):
@@ -335,7 +325,7 @@ def test_no_label_names_the_unsupported_card(tmp_path):
 def test_no_label_without_report_uses_gpu_feature_discovery():
     d = diagnose(node(labeled=False, labels={"nvidia.com/gpu.product": "Quadro-RTX-6000"}))
     assert codes(d) == ["no-supported-card"] and "Quadro-RTX-6000" in d.findings[0].message
-    plain = diagnose(node(labeled=False))
+    plain = diagnose(node(labeled=False, capacity=4, allocatable=4))
     assert codes(plain) == ["no-supported-card"] and "gpuclass scan" in plain.findings[0].message
 
 

@@ -91,7 +91,7 @@ def test_tables_are_read_only_and_checked_once():
     assert MS.is_frozen(t)
     with pytest.raises(ValueError):
         t.dev_lut[0] = 1
-    assert MS._check_tables(t) is t and MS._CHECKED.get(id(t)) is t
+    assert MS.check_tables(t) is t and MS._CHECKED.get(id(t)) is t
 
 
 def test_hand_made_tables_are_checked_on_every_call(core):
@@ -172,3 +172,25 @@ def test_class_over_24_bits_in_the_tail(core, at):
     c[at] = 0x01030000  # its bits 8-23 name a GPU class
     with pytest.raises(InputError, match=f"at index {at} exceeds 0xffffff"):
         core.match_devices(_tables(), v, d, sv, sd, c)
+
+
+def test_rollup_counts_cards_per_group_in_int32(core):
+    status = np.array([1, 1, 1, 2, 1, 0], np.uint8)
+    card = np.array([0, 2, 2, -1, 2, -1], np.int16)
+    slices = np.array([4, 4, 4, 0, 4, 0], np.uint16)
+    group = np.array([0, 0, 1, 1, 1, 1], np.int32)
+    totals, counts = core.rollup(status, card, slices, group, 2, 3)
+    assert totals.dtype == np.int32 and counts.dtype == np.int32
+    assert counts.tolist() == [[1, 0, 1], [0, 0, 2]]
+    assert totals[:, C.R_CARDS].tolist() == [2, 2] and totals[:, C.R_MIXED].tolist() == [
+        C.MIXED_MODELS, C.MIXED_UNSUPPORTED]
+    assert np.array_equal(core.rollup(status, card, slices, group.astype(np.int64), 2), totals)
+
+
+def test_rollup_refuses_what_int32_cannot_hold(core):
+    n = 40_000  # 40k cards of 65535 slices in one group: past 2**31
+    status = np.ones(n, np.uint8)
+    with pytest.raises(InputError, match="int32"):
+        core.rollup(status, np.zeros(n, np.int16), np.full(n, 0xFFFF, np.uint16), None, 1)
+    with pytest.raises(InputError, match="card: value 5 at index 1"):
+        core.rollup(status[:3], np.array([0, 5, 0], np.int16), np.zeros(3, np.uint16), None, 1, 3)

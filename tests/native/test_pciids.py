@@ -116,24 +116,24 @@ BAD = [
     (b"10dX  NVIDIA\n", 1, "vendor ID: bad hex digit"),
     (b"10d  NVIDIA\n", 1, "vendor ID: wrong ID width"),
     (b"10de5  NVIDIA\n", 1, "vendor ID: wrong ID width"),
-    (b"10de\n", 1, "vendor ID: missing name"),
-    (b"10de   \n", 1, "vendor ID: missing name"),
+    (b"10de\n", 1, "vendor name: missing"),
+    (b"10de   \n", 1, "vendor name: missing"),
     (b"10de  NVIDIA\n\t1b8  short\n", 2, "device ID: wrong ID width"),
-    (b"10de  NVIDIA\n\t1b80\n", 2, "device ID: missing name"),
+    (b"10de  NVIDIA\n\t1b80\n", 2, "device name: missing"),
     (b"10de  NVIDIA\n\t1b80  X\n\t\t\t0001  deep\n", 3, "too many leading tabs (at most 2)"),
     (b"\t1b80  orphan device\n", 1, "device line before any vendor or class"),
     (b"\t\t10de 0001  orphan subsystem\n", 1, "subsystem line before any device"),
     (b"10de  NVIDIA\n\t\t10de 0001  no device yet\n", 2, "subsystem line before any device"),
     (b"10de  NVIDIA\n\t1b80  X\n\t\t10de0001  glued\n", 3, "subsystem vendor ID: wrong ID width"),
     (b"10de  NVIDIA\n\t1b80  X\n\t\t10de 001  short\n", 3, "subsystem device ID: wrong ID width"),
-    (b"10de  NVIDIA\n\t1b80  X\n\t\t10de 0001\n", 3, "subsystem device ID: missing name"),
-    (b"C 03  Display\n\t\t00  progif without subclass\n", 2, "prog-if line outside a subclass"),
+    (b"10de  NVIDIA\n\t1b80  X\n\t\t10de 0001\n", 3, "subsystem name: missing"),
+    (b"10de  NVIDIA\n\t1b80  X\n\t\t10de\n", 3, "subsystem device ID: missing"),
+    (b"C 03\n", 1, "class name: missing"),
+    (b"C 03  Display\n\t00  VGA\n\t\t01\n", 3, "prog-if name: missing"),
     (b"C 3  Display\n", 1, "class ID: wrong ID width"),
     (b"C 0g  Display\n", 1, "class ID: bad hex digit"),
     (b"C 03  Display\n\t0  x\n", 2, "subclass ID: wrong ID width"),
     (b"C 03  Display\n\t00  VGA\n\t\tzz  x\n", 3, "prog-if ID: bad hex digit"),
-    (b"10de  NVIDIA\n\t1b80  \xff\xfe bad\n", 2, "device ID: invalid UTF-8 in name"),
-    (b"10de  NVIDIA\n\t1b80  \xed\xa0\x80 surrogate\n", 2, "device ID: invalid UTF-8 in name"),
     (b"10de  NVIDIA\n\t1b80  x" + b"y" * 1100 + b"\n", 2, "line too long (over 1022 bytes)"),
     (b"10de  NV\x00IDIA\n", 1, "NUL byte in line"),
     (b"S 1af4\n", 1, "generic subsystem vendor ID: generic subsystem block for a vendor not defined above"),
@@ -164,6 +164,32 @@ def test_lenient_skips_the_same_line(core, text, line, reason):
     assert skipped, "lenient mode must report what it skipped"
     assert isinstance(skipped[0], SkippedLine)
     assert (skipped[0].line, skipped[0].reason) == (line, reason)
+
+
+KEPT = [
+    # libpci takes any byte in a name; lenient mode lists the line, the name reads with U+FFFD
+    (b"10de  NVIDIA\n\t1b80  \xff\xfe bad\n", 2, "device name: not UTF-8", "device", 0x10DE1B80,
+     "\ufffd\ufffd bad"),
+    (b"10de  NVIDIA\n\t1b80  \xed\xa0\x80 surrogate\n", 2, "device name: not UTF-8", "device", 0x10DE1B80,
+     "\ufffd\ufffd\ufffd surrogate"),
+    (b"10de  Dr\xe4ger\n", 1, "vendor name: not UTF-8", "vendor", 0x10DE, "Dr\ufffdger"),
+    # libpci reads a prog-if line straight under its class line as one of subclass 00
+    (b"C 03  Display\n\t\t00  progif without subclass\n", 2, "prog-if line directly under its class line",
+     "progif", 0x030000, "progif without subclass"),
+    (b"C 01  M\n\t06  SATA\nC 03  D\n\t\t01  p\n", 4, "prog-if line directly under its class line",
+     "progif", 0x030001, "p"),
+]
+
+
+@pytest.mark.parametrize("text, line, reason, table, key, name", KEPT, ids=[r for _, _, r, *_ in KEPT])
+def test_lines_libpci_accepts_are_kept_and_flagged_in_lenient_mode(core, text, line, reason, table, key, name):
+    tables, skipped = core.parse_pci_ids(text, True, "my.ids")
+    assert skipped == [] and tables[f"{table}_keys"].tolist() == [key]
+    assert names_of(tables, table)[key] == name
+    tables, skipped = core.parse_pci_ids(text, False, "my.ids")
+    assert names_of(tables, table)[key] == name
+    assert [(s.line, s.kept) for s in skipped] == [(line, True)]
+    assert skipped[0].reason.startswith(reason)
 
 
 def test_duplicate_reported_before_a_later_error(core):

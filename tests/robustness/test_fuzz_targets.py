@@ -49,7 +49,7 @@ def test_every_target_has_seeds():
 def test_registry_covers_every_parser():
     expected = {"pciids", "pciids_compressed", "cache", "cache_content", "sysfs_values", "sysfs_tree",
                 "lspci", "modalias", "cpuinfo", "policy", "pod", "node", "documents", "manifest_file",
-                "quantity", "match", "keyindex", "audit"}
+                "quantity", "match", "keyindex", "audit", "audit_archive", "textmatch"}
     assert expected <= set(fuzz_targets.TARGETS)
 
 

@@ -67,7 +67,7 @@ def test_bad_lines_are_flagged_in_place():
     t = parse_lspci_mm("\n".join(lines) + "\n\n")
     assert len(t) == 7
     assert t.invalid_mask().tolist() == [False, False, True, False, True, False, False]
-    assert "no numeric IDs" in t.problems[2] and ":3:" in t.problems[2]
+    assert "no numeric class, vendor, device ID" in t.problems[2] and ":3:" in t.problems[2]
     assert t.addresses()[2] == "0000:00:14.0"  # the address still reads
     assert t.addresses()[4] == "-" and ":5:" in t.problems[4]
     assert not t.gpu_mask()[2]
@@ -115,7 +115,7 @@ def test_nn_plain():
 
 def test_plain_lspci_without_numbers_is_flagged():
     t = parse_lspci("01:00.0 VGA compatible controller: NVIDIA Corporation Device 2bb1 (rev a1)\n")
-    assert t.invalid_mask().all() and "no numeric IDs" in t.problems[0]
+    assert t.invalid_mask().all() and "no numeric class code and no vendor:device IDs" in t.problems[0]
     assert t.addresses() == ["0000:01:00.0"]
 
 
@@ -168,12 +168,15 @@ def test_round_trip_mm(data, fmt):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=tables(with_details=True), fmt=st.sampled_from(["-vmm -nn", "-vmm -nn -D", "-n"]))
+@given(data=tables(with_details=True), fmt=st.sampled_from(["-vmm -nnk", "-vmm -nnk -D", "-nk", "-nk -D"]))
 def test_round_trip_detailed(data, fmt):
     t, _ = data
     back = parse_lspci(t.to_lspci_text(fmt))
-    if fmt == "-n":  # plain -n has no prog-if-0 marker, and drops names
-        assert back.class_code.tolist() == t.class_code.tolist()
+    if fmt.startswith("-nk"):  # terse lines print no prog-if, NUMA node or IOMMU group
+        t = t.take(slice(None))
+        t.class_code = t.class_code & np.uint32(0xFFFF00)
+        t.numa_node = np.full(len(t), -1, dtype=np.int32)
+        t.iommu_group = np.full(len(t), -1, dtype=np.int32)
     assert back.equals(t), back.diff(t)
 
 
@@ -191,7 +194,9 @@ def test_arbitrary_text_never_raises_and_keeps_one_row_per_line(lines):
 
 
 def test_all_formats_listed():
-    assert set(LSPCI_FORMATS) == {"-nnmm", "-nnmm -D", "-vmm -nn", "-vmm -nn -D", "-n"}
+    assert set(LSPCI_FORMATS) == {"-nnmm", "-nnmm -D", "-nmm", "-nmm -D", "-vmm -nn", "-vmm -nn -D",
+                                  "-vmm -nnk", "-vmm -nnk -D", "-n", "-n -D", "-nn", "-nn -D", "-nk",
+                                  "-nk -D", "-nnk"}
 
 
 def test_quote_in_a_name_takes_the_exact_path():

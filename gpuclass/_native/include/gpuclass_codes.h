@@ -49,6 +49,16 @@ enum {
     GPUCLASS_CL_COMPANION = 2
 };
 
+/* the rollup checks and adds its rows this many at a time; its first bad row is the first
+   of the first chunk that has one; and why a row is bad (gpuclass._native.contract.match) */
+enum { GPUCLASS_ROLLUP_CHUNK = 4096 };
+enum {
+    GPUCLASS_RU_STATUS = 0,    /* a status out of range */
+    GPUCLASS_RU_GROUP = 1,     /* a group out of range */
+    GPUCLASS_RU_OVERFLOW = 2,  /* a group's slices past the int32 range */
+    GPUCLASS_RU_CARD = 3       /* a supported row's card outside [0, n_cards) */
+};
+
 /* pci.ids tokenizer: error codes, field codes, entry kinds (gpuclass._native.contract.pciids) */
 enum {
     GPUCLASS_E_BAD_HEX = 1,
@@ -57,7 +67,7 @@ enum {
     GPUCLASS_E_TABS = 4,
     GPUCLASS_E_DEVICE_FIRST = 5,
     GPUCLASS_E_SUBSYS_FIRST = 6,
-    GPUCLASS_E_PROGIF_OUTSIDE = 7,
+    GPUCLASS_E_PROGIF_IN_CLASS = 7,
     GPUCLASS_E_DUPLICATE = 8,
     GPUCLASS_E_UTF8 = 9,
     GPUCLASS_E_TOO_LONG = 10,
@@ -88,6 +98,21 @@ enum {
     GPUCLASS_K_SUBCLASS = 5,
     GPUCLASS_K_PROGIF = 6,
     GPUCLASS_MAX_LINE = 1022
+};
+
+/* audit columns: absent, Arrow strings with int32 or int64 offsets, int64 cells; and audit
+   cells: a parsed ID, a missing one, a malformed one, a subsystem half (contract.audit) */
+enum {
+    GPUCLASS_ABSENT = 0,
+    GPUCLASS_STR32 = 1,
+    GPUCLASS_STR64 = 2,
+    GPUCLASS_INT = 3
+};
+enum {
+    GPUCLASS_CELL_OK = 0,
+    GPUCLASS_CELL_MISSING = 1,
+    GPUCLASS_CELL_BAD = 2,
+    GPUCLASS_CELL_PAIR = 3
 };
 
 /* sysfs value matrix: columns of read_devices (gpuclass._native.contract.sysfs) */

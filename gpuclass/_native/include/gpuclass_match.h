@@ -254,74 +254,158 @@ static Py_ssize_t gpuclass_match(const gpuclass_match_ctx *t, const gpuclass_mat
     return fns[slots != 0][which](t, io);
 }
 
-/* Per-group totals in one pass over the rows, a chunk at a time.  Most
-   rows are not GPU functions (NOT_GPU adds nothing to any column), so a
-   chunk is first checked (status and group ranges) and its other rows
-   gathered without a branch; then only those rows are added to their
-   group's row of `out`, with no branch on the status either. */
-#define GPUCLASS_ROLLUP_CHUNK 4096
-
-static GPUCLASS_ALWAYS_INLINE Py_ssize_t gpuclass_rollup_body(
-        Py_ssize_t n, const uint8_t *GPUCLASS_RESTRICT status,
-        const int16_t *GPUCLASS_RESTRICT card, const uint16_t *GPUCLASS_RESTRICT slices,
-        const int64_t *GPUCLASS_RESTRICT group, int64_t n_groups,
-        int64_t *GPUCLASS_RESTRICT out, int *what, const int grouped) {
+/* Add one checked row (status <= INVALID, a supported row's card in [0, n_cards) when
+   counts is given) to its group's totals (int32 columns) and, with counts, to its per-card
+   count.  0, or GPUCLASS_RU_OVERFLOW + 1 when the group's slices would pass the int32 range. */
+static GPUCLASS_ALWAYS_INLINE int gpuclass_rollup_add(
+        int32_t *GPUCLASS_RESTRICT row, int32_t *GPUCLASS_RESTRICT counts,
+        uint32_t st, int16_t card, uint16_t slices) {
     /* status -> the column it counts in (NOT_GPU never gets here) */
-    static const uint8_t column[8] = {0, 0, GPUCLASS_R_UNSUPPORTED, GPUCLASS_R_COMPANIONS,
+    static const uint8_t column[8] = {0, GPUCLASS_R_CARDS, GPUCLASS_R_UNSUPPORTED, GPUCLASS_R_COMPANIONS,
                                       GPUCLASS_R_VFS, GPUCLASS_R_INVALID, 0, 0};
-    int32_t pick[GPUCLASS_ROLLUP_CHUNK];
+    int32_t sup = st == GPUCLASS_ST_SUPPORTED, c = card;
+    if (sup) {
+        if (GPUCLASS_UNLIKELY(row[GPUCLASS_R_SLICES] > INT32_MAX - (int32_t)slices))
+            return GPUCLASS_RU_OVERFLOW + 1;
+        if (counts != NULL)
+            counts[c] += 1;
+    }
+    row[column[st]] += 1;
+    row[GPUCLASS_R_SLICES] += (int32_t)slices & -sup;
+    int32_t mdl = row[GPUCLASS_R_MODEL];
+    int32_t mixed = GPUCLASS_MIXED_MODELS & -(sup & (mdl != -1) & (mdl != c));
+    mixed |= GPUCLASS_MIXED_UNSUPPORTED
+             & -(int32_t)((row[GPUCLASS_R_CARDS] > 0) & (row[GPUCLASS_R_UNSUPPORTED] > 0));
+    row[GPUCLASS_R_MIXED] |= mixed;
+    row[GPUCLASS_R_MODEL] = (sup & (mdl == -1)) ? c : mdl;
+    return 0;
+}
+
+static GPUCLASS_ALWAYS_INLINE void gpuclass_rollup_clear(int32_t *out, int32_t *counts, int n_cards,
+                                                        int64_t n_groups) {
     for (int64_t g = 0; g < n_groups; g++) {
-        int64_t *row = out + g * GPUCLASS_ROLLUP_COLUMNS;
+        int32_t *row = out + g * GPUCLASS_ROLLUP_COLUMNS;
         for (int c = 0; c < GPUCLASS_ROLLUP_COLUMNS; c++) row[c] = 0;
         row[GPUCLASS_R_MODEL] = -1;
     }
+    if (counts != NULL && n_groups > 0 && n_cards > 0)
+        memset(counts, 0, (size_t)n_groups * (size_t)n_cards * sizeof(int32_t));
+}
+
+/* Per-group totals in one pass over the rows, a chunk at a time.  Most rows are not
+   GPU functions (NOT_GPU adds nothing to any column), so a chunk is first checked
+   (status, group and card ranges) and its other rows gathered without a branch; then
+   only those rows are added to their group's row of `out`.  `gw` is the width of a
+   group id (4 or 8 bytes; 0: no groups, everything in group 0).  The first bad row of
+   the first chunk that has one is reported (the twin checks chunk by chunk too). */
+static GPUCLASS_ALWAYS_INLINE Py_ssize_t gpuclass_rollup_body(
+        Py_ssize_t n, const uint8_t *GPUCLASS_RESTRICT status,
+        const int16_t *GPUCLASS_RESTRICT card, const uint16_t *GPUCLASS_RESTRICT slices,
+        const void *group, const int gw, int64_t n_groups,
+        int32_t *GPUCLASS_RESTRICT out, int32_t *GPUCLASS_RESTRICT counts, int n_cards, int *what) {
+    int32_t pick[GPUCLASS_ROLLUP_CHUNK];
+    const int32_t *g32 = (const int32_t *)group;
+    const int64_t *g64 = (const int64_t *)group;
+    gpuclass_rollup_clear(out, counts, n_cards, n_groups);
     for (Py_ssize_t base = 0; base < n; base += GPUCLASS_ROLLUP_CHUNK) {
         Py_ssize_t m = n - base < GPUCLASS_ROLLUP_CHUNK ? n - base : GPUCLASS_ROLLUP_CHUNK;
         const uint8_t *st_c = status + base;
-        const int64_t *g_c = grouped ? group + base : NULL;
-        uint32_t smax = 0;
+        uint32_t smax = 0, cbad = 0;
         uint64_t gmax = 0;
         Py_ssize_t k = 0;
         for (Py_ssize_t j = 0; j < m; j++) {
             uint32_t st = st_c[j];
             smax = st > smax ? st : smax;
-            if (grouped) {
-                uint64_t g = (uint64_t)g_c[j];  /* a negative id is huge here */
+            if (gw) {
+                /* a negative id is huge here */
+                uint64_t g = gw == 4 ? (uint64_t)(int64_t)g32[base + j] : (uint64_t)g64[base + j];
                 gmax = g > gmax ? g : gmax;
             }
+            if (counts != NULL)  /* a card outside [0, n_cards) on a supported row */
+                cbad |= (st == GPUCLASS_ST_SUPPORTED)
+                        & ((uint32_t)(int32_t)card[base + j] >= (uint32_t)n_cards);
             pick[k] = (int32_t)j;
             k += st != 0;
         }
-        if (GPUCLASS_UNLIKELY(smax > GPUCLASS_ST_INVALID || (grouped && gmax >= (uint64_t)n_groups))) {
+        if (GPUCLASS_UNLIKELY(smax > GPUCLASS_ST_INVALID || cbad || (gw && gmax >= (uint64_t)n_groups))) {
             for (Py_ssize_t j = 0; j < m; j++) {
-                if (st_c[j] > GPUCLASS_ST_INVALID) { *what = 0; return base + j; }
-                if (grouped && (uint64_t)g_c[j] >= (uint64_t)n_groups) { *what = 1; return base + j; }
+                uint64_t g = gw == 4 ? (uint64_t)(int64_t)g32[base + j]
+                                     : gw ? (uint64_t)g64[base + j] : 0;
+                if (st_c[j] > GPUCLASS_ST_INVALID) { *what = GPUCLASS_RU_STATUS; return base + j; }
+                if (gw && g >= (uint64_t)n_groups) { *what = GPUCLASS_RU_GROUP; return base + j; }
+                if (counts != NULL && st_c[j] == GPUCLASS_ST_SUPPORTED
+                        && (uint32_t)(int32_t)card[base + j] >= (uint32_t)n_cards) {
+                    *what = GPUCLASS_RU_CARD;
+                    return base + j;
+                }
             }
         }
         for (Py_ssize_t q = 0; q < k; q++) {
             Py_ssize_t i = base + pick[q];
-            uint32_t st = status[i];
-            int64_t *row = out + (grouped ? group[i] : 0) * GPUCLASS_ROLLUP_COLUMNS;
-            int64_t sup = st == GPUCLASS_ST_SUPPORTED, c = card[i];
-            row[column[st]] += 1;
-            row[GPUCLASS_R_SLICES] += (int64_t)slices[i] & -sup;
-            int64_t mdl = row[GPUCLASS_R_MODEL];
-            int64_t mixed = GPUCLASS_MIXED_MODELS & -(sup & (mdl != -1) & (mdl != c));
-            mixed |= GPUCLASS_MIXED_UNSUPPORTED & -(int64_t)((row[GPUCLASS_R_CARDS] > 0) & (row[GPUCLASS_R_UNSUPPORTED] > 0));
-            row[GPUCLASS_R_MIXED] |= mixed;
-            row[GPUCLASS_R_MODEL] = (sup & (mdl == -1)) ? c : mdl;
+            int64_t g = gw == 4 ? g32[i] : gw ? g64[i] : 0;
+            int bad = gpuclass_rollup_add(out + g * GPUCLASS_ROLLUP_COLUMNS,
+                                          counts != NULL ? counts + g * n_cards : NULL,
+                                          status[i], card[i], slices[i]);
+            if (GPUCLASS_UNLIKELY(bad)) { *what = bad - 1; return i; }
         }
     }
     return -1;
 }
 
-/* -1, or the first bad row (what: 0 a status out of range, 1 a group out of range). */
+/* -1, or the first bad row (`what`: a GPUCLASS_RU_* code). */
 static GPUCLASS_NOINLINE Py_ssize_t gpuclass_rollup(
         Py_ssize_t n, const uint8_t *status, const int16_t *card, const uint16_t *slices,
-        const int64_t *group, int64_t n_groups, int64_t *out, int *what) {
-    if (group != NULL)
-        return gpuclass_rollup_body(n, status, card, slices, group, n_groups, out, what, 1);
-    return gpuclass_rollup_body(n, status, card, slices, NULL, n_groups, out, what, 0);
+        const void *group, int gw, int64_t n_groups, int32_t *out, int32_t *counts, int n_cards,
+        int *what) {
+    if (gw == 8)
+        return gpuclass_rollup_body(n, status, card, slices, group, 8, n_groups, out, counts, n_cards, what);
+    if (gw == 4)
+        return gpuclass_rollup_body(n, status, card, slices, group, 4, n_groups, out, counts, n_cards, what);
+    return gpuclass_rollup_body(n, status, card, slices, NULL, 0, n_groups, out, counts, n_cards, what);
+}
+
+/* The layout's vendor and device parts (match.pxi's _layout makes the rest).
+
+   gpuclass_layout_pairs lists in `used` (65536 entries) the (dev_lut block, GPU-vendor bit)
+   pairs, block * 2 + bit, that some vendor uses, in increasing order, and returns how
+   many; `remap` (65536 entries) receives each pair's place in that list.
+   gpuclass_layout_fill then writes the vendor entries (the vendor's block of the
+   layout, in the high 16 bits) and one block of 65536 device entries per pair: the
+   card's slices (from the layout's slice table, filled before), the card (0xffff:
+   none), the rule hit, the subsystem-rules bit and the GPU-vendor bit. */
+static int64_t gpuclass_layout_pairs(const uint16_t *vendor_block, int64_t *used, int32_t *remap) {
+    for (int64_t p = 0; p < 65536; p++) remap[p] = -1;
+    for (int64_t v = 0; v < 65536; v++) {
+        uint32_t b = vendor_block[v];
+        remap[(b & 0x7FFFu) * 2 + (b >> 15)] = 0;
+    }
+    int64_t n = 0;
+    for (int64_t p = 0; p < 65536; p++)
+        if (remap[p] == 0 || remap[p] > 0) { used[n] = p; remap[p] = (int32_t)n; n++; }
+    return n;
+}
+
+static void gpuclass_layout_fill(const uint16_t *vendor_block, const uint16_t *dev_lut,
+                                 const int64_t *used, const int32_t *remap, int64_t blocks,
+                                 uint8_t *L) {
+    uint32_t *vb = (uint32_t *)(L + GPUCLASS_L_VB);
+    for (int64_t v = 0; v < 65536; v++) {
+        uint32_t b = vendor_block[v];
+        vb[v] = (uint32_t)remap[(b & 0x7FFFu) * 2 + (b >> 15)] << 16;
+    }
+    const uint16_t *sl = (const uint16_t *)(L + GPUCLASS_L_SL);
+    uint64_t *dev = (uint64_t *)(L + GPUCLASS_L_DEV);
+    for (int64_t nb = 0; nb < blocks; nb++) {
+        const uint16_t *e = dev_lut + (used[nb] >> 1) * 65536;
+        uint64_t g = (uint64_t)(used[nb] & 1) << 2;
+        uint64_t *d = dev + nb * 65536;
+        for (int64_t i = 0; i < 65536; i++) {
+            uint64_t k = e[i] & 0x7FFFu;
+            uint64_t card = (uint16_t)(k - 1);  /* 0xffff: no card */
+            d[i] = ((uint64_t)sl[k] << 32) | (card << 16) | ((uint64_t)(k != 0) << 3)
+                   | ((uint64_t)(e[i] >> 15) << 4) | g;
+        }
+    }
 }
 
 #endif

@@ -138,18 +138,21 @@ class Rows:
     """Column lists for the line-by-line parsers (``-vmm`` and ``-n``)."""
 
     NUM = ("domain", "bus", "slot", "function", "vendor", "device", "subvendor", "subdevice",
-           "has_subsystem", "class_code", "revision", "numa_node", "iommu_group")
+           "has_subsystem", "class_code", "revision", "numa_node", "iommu_group", "flags",
+           "sriov_totalvfs", "sriov_numvfs")
     OBJ = ("driver", "problems", "class_text", "vendor_text", "device_text", "subvendor_text",
            "subdevice_text")
     DEFAULTS = {"subvendor": 0, "subdevice": 0, "has_subsystem": False, "revision": 0,
-                "numa_node": -1, "iommu_group": -1}
+                "numa_node": -1, "iommu_group": -1, "flags": 0, "sriov_totalvfs": -1, "sriov_numvfs": -1}
 
     def __init__(self) -> None:
         self.cols: dict[str, list] = {k: [] for k in (*self.NUM, *self.OBJ)}
+        self.vf: list[tuple[int, int] | None] = []   # SR-IOV (VF offset, stride) per row
 
     def add(self, rec: dict) -> None:
         for k, lst in self.cols.items():
             lst.append(rec.get(k, self.DEFAULTS.get(k)))
+        self.vf.append(rec.get("_vf"))
 
     def table(self, source: str, text_columns: Sequence[str]) -> DeviceTable:
         cols = {k: v for k, v in self.cols.items() if k in self.NUM or k in ("driver", "problems")}

@@ -195,15 +195,25 @@ def _mm_dedup(text: str, source: str) -> DeviceTable | None:
     return DeviceTable.from_columns(source, **dict(zip(ADDRESS_COLUMNS, addr)), **cols)
 
 
+_QUOTED = re.compile(r'"([^"\n]*)"')
+_FIELD_ID = re.compile(rf"(?:^|\[){H4}\]?$")
+
+
 def _mm_reason(line: str) -> str:
+    """What an unreadable ``-mm`` line lacks, in words."""
     if '"' not in line:
         return "not an lspci -mm line"
-    if not re.search(r"\[[0-9a-fA-F]{4}\]\"", line) and not re.search(r' "[0-9a-fA-F]{4}"', line):
-        return "no numeric IDs (collect with lspci -nnmm)"
-    return "malformed lspci -mm line"
+    fields = _QUOTED.findall(line)
+    if len(fields) < 3:
+        return f"expected the class, vendor and device fields in quotes, found {len(fields)}"
+    missing = [what for what, f in zip(("class", "vendor", "device"), fields)
+               if not _FIELD_ID.search(f.strip())]
+    if missing:
+        return f"no numeric {', '.join(missing)} ID (collect with lspci -nnmm)"
+    return "malformed lspci -mm line (unexpected text around the fields)"
 
 
-def parse_lspci_mm(text: str, source: str = "lspci -nnmm") -> DeviceTable:
+def parse_lspci_mm(text: str, source: str = "lspci -nnmm", first_line: int = 1) -> DeviceTable:
     """``lspci -nnmm [-D]`` (or ``-nmm``) text, one row per non-blank line.
 
     >>> t = parse_lspci_mm('01:00.1 "Audio device [0403]" "NVIDIA Corporation [10de]" '
@@ -224,7 +234,7 @@ def parse_lspci_mm(text: str, source: str = "lspci -nnmm") -> DeviceTable:
     good: list[tuple[str, ...]] = []
     bad: list[tuple[int, str, str]] = []
     line_re = re.compile(_MM.pattern)  # without MULTILINE, on one line at a time
-    for lineno, line in enumerate(text.split("\n"), 1):
+    for lineno, line in enumerate(text.split("\n"), first_line):
         if not line.strip():
             continue
         m = line_re.match(line)

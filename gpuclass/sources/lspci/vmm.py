@@ -37,10 +37,11 @@ def _vmm_record(lines: list[str], start: int, source: str) -> dict:
     rec: dict = {}
     for lineno, line in enumerate(lines, start):
         key, sep, value = line.partition(":")
-        value = value.strip()
-        if not sep:
-            rec.setdefault("problems", f"{source}:{lineno}: not a 'Key: value' line: {line.strip()[:80]!r}")
+        if not sep or not (key.isalnum() and key.isascii()) or value[:1] not in ("\t", ""):
+            # lspci -vmm prints "Key:<TAB>value", the key one word
+            rec.setdefault("problems", f"{source}:{lineno}: not a 'Key:<TAB>value' line: {line.strip()[:80]!r}")
             continue
+        value = value.strip()
         if key == "Slot":
             if "function" in rec or not set_address(rec, value):
                 rec.setdefault("problems", f"{source}:{lineno}: bad or repeated Slot {value!r}")
@@ -107,7 +108,7 @@ class _Unusual(Exception):
     """A block the fast path does not take (it goes through _vmm_record)."""
 
 
-def _vmm_fast_rows(chunks: list[str], source: str) -> list[tuple] | None:
+def _vmm_fast_rows(chunks: list[str], source: str, first_line: int = 1) -> list[tuple] | None:
     """Rows of ``-vmm`` blocks (``text.split("\\n\\n")``), each equal to _vmm_record's.
 
     Well-formed blocks are decoded from dicts of their lines, each distinct
@@ -123,7 +124,7 @@ def _vmm_fast_rows(chunks: list[str], source: str) -> list[tuple] | None:
     split_key = _SPLIT_KEY
     out: list[tuple] = []
     append = out.append
-    lineno = 1
+    lineno = first_line
     for chunk in chunks:
         lines = chunk.split("\n")
         n_lines = len(lines)
@@ -140,6 +141,8 @@ def _vmm_fast_rows(chunks: list[str], source: str) -> list[tuple] | None:
             kv = dict(map(split_key, lines))
             if len(kv) != len(lines):  # a repeated key
                 raise _Unusual
+            if not all(map(str.isalnum, kv)) or not all(v[:1] in ("\t", "") for v in kv.values()):
+                raise _Unusual  # not "Key:<TAB>value": _vmm_record says which line
             get = kv.get
             # Slot, Class, Vendor and Device, each parsed once per distinct value
             fields = []
@@ -202,7 +205,7 @@ def _vmm_fast_rows(chunks: list[str], source: str) -> list[tuple] | None:
             append(_record_row(_vmm_record(lines, lineno + first, source)))
         else:
             append((*slot, ven[1], dev[1], 0 if sv is None else sv[1], 0 if sd is None else sd[1],
-                    sv is not None and sd is not None, cls[1] << 8 | prog, rev, numa, group, driver,
+                    sv is not None and sd is not None, cls[1] << 8 | prog, rev, numa, group, 0, -1, -1, driver,
                     None, cls[0], ven[0], dev[0], None if sv is None else sv[0],
                     None if sd is None else sd[0]))
         lineno += n_lines + 1
@@ -277,6 +280,10 @@ def _vmm_columns(text: str, source: str) -> DeviceTable | None:
         has_colon[colon_line] = True
         if not has_colon[unknown].all():
             return None
+        for i in unknown.tolist():  # and the form "Key:<TAB>value", the key one word
+            key, _, value = text[int(starts[i]):int(starts[i] + lens[i])].partition(":")
+            if not (key.isalnum() and value[:1] in ("\t", "")):
+                return None
     block_start = nonempty.copy()
     block_start[1:] &= ~nonempty[:-1]
     nb = int(block_start.sum())
@@ -355,7 +362,7 @@ def _vmm_columns(text: str, source: str) -> DeviceTable | None:
         device_text=object_array(dev[1]), subvendor_text=subvendor_text, subdevice_text=subdevice_text)
 
 
-def parse_lspci_vmm(text: str, source: str = "lspci -vmm -nn") -> DeviceTable:
+def parse_lspci_vmm(text: str, source: str = "lspci -vmm -nn", first_line: int = 1) -> DeviceTable:
     """``lspci -vmm -nn [-D] [-k]`` text: one row per ``Slot:`` block.
 
     >>> t = parse_lspci_vmm("Slot:\\t0000:41:00.0\\nClass:\\t3D controller [0302]\\n"
@@ -365,18 +372,18 @@ def parse_lspci_vmm(text: str, source: str = "lspci -vmm -nn") -> DeviceTable:
     (['0000:41:00.0'], '0x2bb5', 'nvidia')
     """
     table = _vmm_columns(text, source)
-    return table if table is not None else _vmm_exact(text, source)
+    return table if table is not None else _vmm_exact(text, source, first_line)
 
 
-def _vmm_exact(text: str, source: str) -> DeviceTable:
+def _vmm_exact(text: str, source: str, first_line: int = 1) -> DeviceTable:
     """``parse_lspci_vmm`` without the column-wise path: every block as _vmm_record reads it."""
-    rows = _vmm_fast_rows(text.split("\n\n"), source)
+    rows = _vmm_fast_rows(text.split("\n\n"), source, first_line)
     if rows is None:
         # Some blank line holds blanks: find the blocks line by line.
         rows = []
         block: list[str] = []
         start = 0
-        for lineno, line in enumerate(text.split("\n"), 1):
+        for lineno, line in enumerate(text.split("\n"), first_line):
             if line.strip():
                 if not block:
                     start = lineno

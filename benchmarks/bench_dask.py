@@ -1,0 +1,129 @@
+"""Fleet audits on Dask: a partition's cost on a worker, and two workers against one.
+
+Groups (each times gpuclass and its baseline in the same run):
+
+- ``dask partition``: ``gpuclass.dask.partition_audit`` of a 1M-row partition already on a
+  worker process (``client.submit``; the policy arrives pickled) vs the same call in this
+  process (goal: within 1.3x, a ratio >= 0.77).
+- ``dask 2 workers``: ``gpuclass.dask.audit`` of a Parquet dataset (20M rows in 8 files; 2M
+  with ``GPUCLASS_BENCH_QUICK=1``) on a cluster of two worker processes vs one (recorded;
+  on a quiet 2-core machine about 1.6x or more).
+
+Run: ``python -m pytest benchmarks/bench_dask.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+from gpuclass.dask import audit, partition_audit  # noqa: E402
+from gpuclass.policy import compile_policy  # noqa: E402
+
+HOST = [("8086", "a703", "0600"), ("8086", "7ae0", "0c0330"), ("8086", "1a1c", "0200"),
+        ("144d", "a80a", "010802")]
+CARDS = ["27b0", "26b1", "2bb4", "1b80", "1e30", "27b2", "2bb2"]
+
+
+def device_frame(n: int, seed: int = 5) -> pd.DataFrame:
+    """Device rows of a fleet, made with numpy: four host functions per server, and on three
+    servers in ten a GPU with its audio function."""
+    rng = np.random.default_rng(seed)
+    servers = n // 4 + 1  # at least four rows each: n rows or more, cut to n
+    gpu = rng.random(servers) < 0.3
+    per = 4 + 2 * gpu
+    sid = np.repeat(np.arange(servers), per)[:n]
+    pos = (np.arange(len(sid)) - np.repeat(np.cumsum(per) - per, per)[:n])
+    card = np.array(CARDS)[rng.integers(0, len(CARDS), servers)][sid]
+    host = np.array(HOST, dtype=object)
+    is_host = pos < 4
+    vendor = np.where(is_host, host[np.minimum(pos, 3), 0], "10de")
+    device = np.where(is_host, host[np.minimum(pos, 3), 1], np.where(pos == 4, card, "22bc"))
+    cls = np.where(is_host, host[np.minimum(pos, 3), 2], np.where(pos == 4, "030000", "040300"))
+    names = np.char.add("srv", np.char.zfill(sid.astype(str), 8))
+    return pd.DataFrame({"server": names, "vendor": vendor, "device": device, "class": cls})
+
+
+@pytest.fixture(scope="module")
+def partition():
+    return device_frame(1_000_000)
+
+
+def _cluster(workers: int):
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", silence_logs=50)
+    return cluster, distributed.Client(cluster, set_as_default=False)
+
+
+@pytest.fixture(scope="module")
+def clusters():
+    """A cluster of one worker process and one of two, started once."""
+    made = {n: _cluster(n) for n in (1, 2)}
+    yield {n: client for n, (_, client) in made.items()}
+    for cluster, client in made.values():
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def one_worker(clusters):
+    return clusters[1]
+
+
+def _partition_len(part, compiled):
+    return len(partition_audit(part, compiled))
+
+
+@pytest.mark.benchmark(group="dask partition")
+def test_partition_on_a_worker(benchmark, one_worker, partition):
+    compiled = compile_policy()
+    [part] = one_worker.scatter([partition])
+    benchmark.extra_info["role"] = "gpuclass"
+    n = benchmark.pedantic(lambda: one_worker.submit(_partition_len, part, compiled, pure=False).result(),
+                           rounds=5, iterations=1, warmup_rounds=1)
+    assert n == len(partition_audit(partition, compiled))
+
+
+@pytest.mark.benchmark(group="dask partition")
+def test_partition_in_process(benchmark, partition):
+    compiled = compile_policy()
+    benchmark.extra_info.update(role="baseline", goal=1 / 1.3)
+    benchmark.pedantic(_partition_len, args=(partition, compiled), rounds=5, iterations=1,
+                       warmup_rounds=1)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory, quick):
+    rows = 2_000_000 if quick else 20_000_000
+    path = tmp_path_factory.mktemp("fleet")
+    per_file = rows // 8
+    for i in range(8):
+        part = device_frame(per_file, seed=100 + i)
+        part["server"] = f"f{i}-" + part["server"]  # a fleet's files, one per batch of servers
+        part.to_parquet(path / f"part-{i:02d}.parquet", index=False, row_group_size=per_file // 4)
+    return str(path), rows
+
+
+def _audit_on(client, path: str) -> int:
+    return int(audit(dd.read_parquet(path)).compute(scheduler=client.get)["rows"].sum())
+
+
+@pytest.mark.benchmark(group="dask 2 workers")
+def test_dataset_two_workers(benchmark, clusters, dataset):
+    path, rows = dataset
+    benchmark.extra_info["role"] = "gpuclass"
+    assert benchmark.pedantic(_audit_on, args=(clusters[2], path), rounds=2, iterations=1,
+                              warmup_rounds=1) == rows
+
+
+@pytest.mark.benchmark(group="dask 2 workers")
+def test_dataset_one_worker(benchmark, clusters, dataset):
+    path, rows = dataset
+    benchmark.extra_info["role"] = "baseline"
+    assert benchmark.pedantic(_audit_on, args=(clusters[1], path), rounds=2, iterations=1,
+                              warmup_rounds=1) == rows

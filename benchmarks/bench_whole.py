@@ -1,0 +1,155 @@
+"""Whole processes, as a user runs them: ``gpuclass audit`` against the script a user writes instead.
+
+Each group starts a fresh Python process per round for gpuclass and for its baseline (the
+scripts in ``benchmarks/scripts/``), on the same input, and records each process's peak
+resident memory (``extra_info["peak_rss_mib"]``, from ``wait4``).
+
+- ``whole parquet 5M``: a 5M-row Parquet device table (1M servers, a third with GPUs) to a
+  Parquet file of one row per server: ``gpuclass audit devices.parquet -o servers.parquet``
+  against ``scripts/pyarrow_devices.py`` (read, ``is_in`` and comparisons, ``group_by``,
+  write; goal 1.5x, and gpuclass under 1 GiB).  500k rows with ``GPUCLASS_BENCH_QUICK=1``.
+- ``whole feed 3k`` and ``whole feed 200k``: an auction feed of 3,000 (and 200,000) servers
+  to CSV: ``gpuclass audit feed.json -o out.csv`` (the matcher cache warm) against
+  ``scripts/regex_listings.py`` (``json.load``, one compiled regex; goals 1.5x and 3x, and
+  at 200k at most a quarter of the script's memory).  20,000 for the large feed with
+  ``GPUCLASS_BENCH_QUICK=1``.
+
+Run: ``python -m pytest benchmarks/bench_whole.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("ahocorasick")
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+SCRIPTS = HERE / "scripts"
+
+
+def _run(argv: list[str], env: dict, info: dict) -> None:
+    """One process to the end; its peak RSS goes into ``info`` (the largest of the rounds)."""
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.stderr.close()
+    assert proc.returncode in (0, 1), f"{argv}: exit {proc.returncode}: {err[-2000:]}"
+    info["peak_rss_mib"] = max(info.get("peak_rss_mib", 0.0), usage.ru_maxrss / 1024)
+
+
+def _time(benchmark, argv: list[str], env: dict, role: str, goal: float | None = None,
+          rounds: int = 3) -> None:
+    benchmark.extra_info["role"] = role
+    if goal is not None:
+        benchmark.extra_info["goal"] = goal
+    benchmark.pedantic(_run, args=(argv, env, benchmark.extra_info), rounds=rounds, iterations=1,
+                       warmup_rounds=1)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """A private cache (the matcher's and the database's) warmed by the first round."""
+    return {**os.environ, "GPUCLASS_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
+
+
+# -- Parquet device tables ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def devices_parquet(tmp_path_factory, quick):
+    sys.path.insert(0, str(HERE))
+    from bench_dask import device_frame
+
+    n = 500_000 if quick else 5_000_000
+    path = tmp_path_factory.mktemp("parquet") / "devices.parquet"
+    pq.write_table(pa.Table.from_pandas(device_frame(n, seed=11), preserve_index=False), path)
+    return path
+
+
+@pytest.mark.benchmark(group="whole parquet 5M")
+def test_whole_parquet_gpuclass(benchmark, devices_parquet, env, tmp_path):
+    out = tmp_path / "servers.parquet"
+    _time(benchmark, [sys.executable, "-m", "gpuclass", "audit", str(devices_parquet), "-o", str(out)],
+          env, "gpuclass")
+    t = pq.read_table(out)
+    assert int(pc_sum(t["rows"])) == pq.ParquetFile(devices_parquet).metadata.num_rows
+    assert benchmark.extra_info["peak_rss_mib"] < 1024
+
+
+@pytest.mark.benchmark(group="whole parquet 5M")
+def test_whole_parquet_pyarrow_baseline(benchmark, devices_parquet, env, tmp_path):
+    out = tmp_path / "servers.parquet"
+    _time(benchmark, [sys.executable, str(SCRIPTS / "pyarrow_devices.py"), str(devices_parquet), str(out)],
+          env, "baseline", goal=1.5)
+    assert pq.read_table(out).num_rows > 0
+
+
+def pc_sum(column):
+    import pyarrow.compute as pc
+
+    return pc.sum(column).as_py()
+
+
+# -- auction feeds -------------------------------------------------------------------------
+
+def write_feed(path: Path, n: int, seed: int = 3) -> Path:
+    """``n`` servers drawn from the sample feed's records, each with its own id."""
+    data = json.loads((ROOT / "examples" / "auction-sample_EUR.json").read_text(encoding="utf-8"))
+    records = data["server"] if isinstance(data, dict) else data
+    rng = random.Random(seed)
+    servers = []
+    for i in range(n):
+        rec = dict(rng.choice(records))
+        rec["id"] = 2_000_000 + i
+        servers.append(rec)
+    path.write_text(json.dumps({"server": servers}), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def feed_3k(tmp_path_factory):
+    return write_feed(tmp_path_factory.mktemp("feed") / "live_data_sb_EUR.json", 3_000)
+
+
+@pytest.fixture(scope="module")
+def feed_200k(tmp_path_factory, quick):
+    return write_feed(tmp_path_factory.mktemp("feed") / "live_data_sb_EUR.json", 20_000 if quick else 200_000)
+
+
+def _feed_gpuclass(benchmark, feed, env, tmp_path, rounds):
+    out = tmp_path / "out.csv"
+    _time(benchmark, [sys.executable, "-m", "gpuclass", "audit", str(feed), "-o", str(out)], env, "gpuclass",
+          rounds=rounds)
+    assert out.read_text().count("\n") == len(json.loads(feed.read_text())["server"]) + 1
+
+
+@pytest.mark.benchmark(group="whole feed 3k")
+def test_whole_feed_3k_gpuclass(benchmark, feed_3k, env, tmp_path):
+    _feed_gpuclass(benchmark, feed_3k, env, tmp_path, rounds=7)
+
+
+@pytest.mark.benchmark(group="whole feed 3k")
+def test_whole_feed_3k_regex_baseline(benchmark, feed_3k, env, tmp_path):
+    _time(benchmark, [sys.executable, str(SCRIPTS / "regex_listings.py"), str(feed_3k), str(tmp_path / "o.csv")],
+          env, "baseline", goal=1.5, rounds=7)
+
+
+@pytest.mark.benchmark(group="whole feed 200k")
+def test_whole_feed_200k_gpuclass(benchmark, feed_200k, env, tmp_path):
+    _feed_gpuclass(benchmark, feed_200k, env, tmp_path, rounds=2)
+
+
+@pytest.mark.benchmark(group="whole feed 200k")
+def test_whole_feed_200k_regex_baseline(benchmark, feed_200k, env, tmp_path):
+    _time(benchmark, [sys.executable, str(SCRIPTS / "regex_listings.py"), str(feed_200k),
+                      str(tmp_path / "o.csv")], env, "baseline", goal=3.0, rounds=2)

@@ -1,0 +1,148 @@
+# Device tables audited from their columns, included into gpuclass/_core.pyx (twin:
+# audit_py.py; contract: contract/audit.py, which makes the columns and checks them).
+#
+# One nogil pass over the rows, a chunk at a time (include/gpuclass_audit.h): the hex
+# cells are parsed straight from the Arrow string buffers, each chunk is classified by
+# the matcher's kernel, and its rows are added to their run's totals.  Only the runs,
+# the rows with a problem and the unsupported GPUs' rows come back.
+
+from gpuclass._native.contract import audit as _AU
+
+
+cdef void fill_col(AuditCol* out, object c):
+    out.kind = c.kind
+    out.data = <const uint8_t*> data_or_null(c.data)
+    out.data_len = 0 if c.data is None else c.data.shape[0]
+    out.off32 = <const int32_t*> data_or_null(c.offsets) if c.kind == COL_STR32 else NULL
+    out.off64 = <const int64_t*> data_or_null(c.offsets) if c.kind == COL_STR64 else NULL
+    out.ints = <const int64_t*> data_or_null(c.ints)
+    out.valid = <const uint8_t*> data_or_null(c.valid)
+    out.voff = c.voff
+
+
+cdef object vec_array(AuditVec* v, object dtype, object width):
+    """The vector's items as a numpy array, one row each (``width`` None: 1-D), copied; the
+    vector is freed."""
+    out = np.empty(v.n if width is None else (v.n, width), dtype=dtype)
+    if v.n and out.size:
+        memcpy(cnp.PyArray_DATA(<cnp.ndarray> out), v.p, <size_t> v.n * v.item)
+    free(v.p)
+    v.p = NULL
+    return out
+
+
+def audit_rows(tables, columns, n_cards):
+    """Classify a device table's rows and roll them up per run of equal server keys.
+
+    ``columns``: six :class:`~gpuclass._native.contract.audit.Column` (server, vendor,
+    device, class, subvendor, subdevice); ``n_cards``: the policy's cards.  Returns an
+    :class:`~gpuclass._native.contract.audit.AuditRuns`.
+    """
+    t = _MS.check_tables(tables)
+    cols, n_, nc = _AU.prepare_audit_args(tables, columns, n_cards)
+    cdef int64_t n = n_
+    cdef int c_nc = nc
+    cdef MatchCtx ctx
+    keep = fill_ctx(&ctx, t, False)
+    cdef int sub_rules = t.sub_keys.shape[0] > 0
+    cdef AuditCol c_cols[6]
+    cdef int k
+    for k in range(6):
+        fill_col(&c_cols[k], cols[k])
+    cdef AuditOut o
+    memset(&o, 0, sizeof(AuditOut))
+    o.starts.item = sizeof(int64_t)
+    o.totals.item = ROLLUP_COLUMNS * sizeof(int32_t)
+    o.counts.item = c_nc * sizeof(int32_t)
+    o.problems.item = 2 * sizeof(int64_t)
+    o.unsupported.item = 2 * sizeof(int64_t)
+    o.nameless.item = sizeof(uint8_t)
+    cdef int rc = 0
+    cdef int64_t bad = -1
+    with nogil:
+        if n:
+            rc = gpuclass_audit(&ctx, sub_rules, c_cols, n, c_nc, &o, &bad)
+    starts = vec_array(&o.starts, np.int64, None)
+    totals = vec_array(&o.totals, np.int32, ROLLUP_COLUMNS)
+    counts = vec_array(&o.counts, np.int32, c_nc)
+    problems = vec_array(&o.problems, np.int64, 2)
+    unsupported = vec_array(&o.unsupported, np.int64, 2)
+    nameless = vec_array(&o.nameless, np.bool_, None)
+    if rc == -1:
+        raise MemoryError("audit_rows: no memory for the runs")
+    if rc == -2:
+        raise _AU.overflow_error(bad)
+    return _AU.AuditRuns(np.append(starts, n), totals, counts, problems[:, 0].copy(),
+                         problems[:, 1].copy(), unsupported[:, 0].copy(), unsupported[:, 1].copy(),
+                         nameless)
+
+
+def merge_runs(group, totals, counts, n_groups):
+    """Combine runs into ``n_groups`` groups (``group``: each run's, runs in row order) with
+    the rollup's rules; returns ``(totals, counts)`` per group."""
+    g, t, c, ng, nc = _AU.prepare_merge_args(group, totals, counts, n_groups)
+    out = np.empty((ng, ROLLUP_COLUMNS), dtype=np.int32)
+    out_counts = np.empty((ng, nc), dtype=np.int32)
+    cdef int64_t n_runs = g.shape[0], c_ng = ng
+    cdef int c_nc = nc
+    cdef const int64_t* p_g = <const int64_t*> data_or_null(g)
+    cdef const int32_t* p_t = <const int32_t*> data_or_null(t)
+    cdef const int32_t* p_c = <const int32_t*> data_or_null(c)
+    cdef int32_t* p_out = <int32_t*> data_or_null(out)
+    cdef int32_t* p_oc = <int32_t*> data_or_null(out_counts)
+    cdef int64_t bad
+    with nogil:
+        bad = gpuclass_merge_runs(n_runs, p_g, p_t, p_c, c_nc, c_ng, p_out, p_oc)
+    if bad >= 0:
+        raise _AU.merge_overflow_error(bad)
+    return out, out_counts
+
+
+def key_hashes(column, seed):
+    """64-bit hashes of a key column's cells (0 for a missing cell), for telling keys seen
+    before: equal keys hash equal, and a match is confirmed by comparing the keys."""
+    c, n_, s_ = _AU.prepare_hash_args(column, seed)
+    out = np.empty(n_, dtype=np.uint64)
+    cdef AuditCol col
+    fill_col(&col, c)
+    cdef int64_t n = n_
+    cdef uint64_t s = s_
+    cdef uint64_t* p = <uint64_t*> data_or_null(out)
+    with nogil:
+        gpuclass_key_hashes(&col, n, s, p)
+    return out
+
+
+cdef class KeySet:
+    """Key hashes seen so far, each with the position of the first key that had it.
+
+    ``add(hashes, base)`` inserts the hashes of keys at positions ``base, base + 1, ...``
+    and returns ``(found, prior)``: the indices into ``hashes`` of the hashes already
+    present, and the earlier position of each.  Equal hashes are not proof of equal
+    keys: callers compare the keys.
+    """
+    cdef KeySetC k
+
+    def __cinit__(self):
+        memset(&self.k, 0, sizeof(KeySetC))
+
+    def __dealloc__(self):
+        free(self.k.hash)
+        free(self.k.pos)
+
+    def __len__(self):
+        return self.k.n
+
+    def add(self, hashes, base):
+        h, n_, b_ = _AU.prepare_keyset_args(hashes, base)
+        found = np.empty(n_, dtype=np.int64)
+        prior = np.empty(n_, dtype=np.int64)
+        cdef int64_t n = n_, b = b_, m
+        cdef const uint64_t* p_h = <const uint64_t*> data_or_null(h)
+        cdef int64_t* p_f = <int64_t*> data_or_null(found)
+        cdef int64_t* p_p = <int64_t*> data_or_null(prior)
+        with nogil:
+            m = gpuclass_keyset_add(&self.k, p_h, n, b, p_f, p_p)
+        if m < 0:
+            raise MemoryError("KeySet: no memory for more keys")
+        return found[:m].copy(), prior[:m].copy()

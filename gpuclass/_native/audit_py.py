@@ -1,0 +1,139 @@
+"""Pure-Python twin of the audit kernel (``audit.pxi``): a device table's rows, cell by cell.
+
+Every cell goes through the contract's ``cell_value``, the rows through the
+matcher's and the rollup's twins; the runs, problems and unsupported rows come out
+as the compiled kernel gives them.
+
+>>> import pyarrow as pa
+>>> from gpuclass._native.contract.audit import column_of
+>>> from gpuclass.policy import compile_policy
+>>> cols = [column_of(pa.array(v), "x") for v in (["a", "a", "b"], ["10de", "10de", "8086"],
+...         ["27b0", "22bc", "1533"], ["0300", "0403", "0200"], [None] * 3, [None] * 3)]
+>>> runs = audit_rows(compile_policy().tables, cols, 7)
+>>> runs.starts.tolist(), runs.totals[:, :2].tolist(), runs.counts[0].tolist()
+([0, 2, 3], [[1, 4], [0, 0]], [0, 0, 1, 0, 0, 0, 0])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import constants as C
+from .contract import audit as _AU
+from .contract import match as _MS
+from .match_py import match_devices, rollup
+
+__all__ = ["audit_rows", "merge_runs", "key_hashes", "KeySet"]
+
+
+def _same_server(c: _AU.Column, i: int, j: int) -> bool:
+    if _AU.nameless(c, i) or _AU.nameless(c, j):
+        return False
+    if c.kind == _AU.INT:
+        return int(c.ints[i]) == int(c.ints[j])
+    return _AU._bytes(c, i) == _AU._bytes(c, j)
+
+
+def audit_rows(tables, columns, n_cards):
+    """Classify a device table's rows and roll them up per run (see the compiled core)."""
+    t = _MS.check_tables(tables)
+    cols, n, nc = _AU.prepare_audit_args(tables, columns, n_cards)
+    ids = np.zeros((5, n), dtype=np.uint32)
+    has_sub = np.zeros(n, dtype=bool)
+    flags = np.zeros(n, dtype=np.uint32)
+    problem_rows, problem_codes = [], []
+    for i in range(n):
+        cells = [_AU.cell_value(cols[f + 1], i, _AU.WIDTHS[f]) for f in range(5)]
+        st = [c[0] for c in cells]
+        value, digits = cells[2][1], cells[2][2]
+        if st[2] == _AU.CELL_OK and (value <= 0xFFFF if digits == -1 else digits <= 4):
+            cells[2] = (st[2], value << 8, digits)  # base class and subclass
+        code = next((f * 4 + st[f] for f in range(3) if st[f] != _AU.CELL_OK), 0)
+        code = code or next((f * 4 + _AU.CELL_BAD for f in (3, 4) if st[f] == _AU.CELL_BAD), 0)
+        if not code and (st[3] == _AU.CELL_OK) != (st[4] == _AU.CELL_OK):
+            code = 3 * 4 + _AU.CELL_PAIR
+        pair = st[3] == _AU.CELL_OK and st[4] == _AU.CELL_OK
+        for f in range(5):
+            ids[f, i] = cells[f][1] if f < 3 or pair else 0
+        has_sub[i] = pair
+        if code:
+            flags[i] = C.FLAG_INVALID
+            problem_rows.append(i)
+            problem_codes.append(code)
+    status, card, slices = match_devices(t, ids[0], ids[1], ids[3], ids[4], ids[2],
+                                         has_subsystem=has_sub, flags=flags)
+    starts = [i for i in range(n) if i == 0 or not _same_server(cols[0], i, i - 1)]
+    run = np.cumsum(np.isin(np.arange(n), starts)) - 1
+    total: dict[int, int] = {}
+    for i in np.flatnonzero(status == C.SUPPORTED).tolist():  # a run's slices stay in int32
+        total[run[i]] = total.get(run[i], 0) + int(slices[i])
+        if total[run[i]] > 0x7FFFFFFF:
+            raise _AU.overflow_error(i)
+    totals, counts = rollup(status, card, slices, run, len(starts), nc)
+    unsupported = np.flatnonzero(status == C.UNSUPPORTED).astype(np.int64)
+    return _AU.AuditRuns(np.array(starts + [n], dtype=np.int64), totals, counts,
+                         np.array(problem_rows, dtype=np.int64), np.array(problem_codes, dtype=np.int64),
+                         unsupported, (ids[0, unsupported].astype(np.int64) << 16) | ids[1, unsupported],
+                         np.array([_AU.nameless(cols[0], i) for i in starts], dtype=bool))
+
+
+def merge_runs(group, totals, counts, n_groups):
+    """Combine runs into groups with the rollup's rules (see the compiled core)."""
+    g, t, c, ng, nc = _AU.prepare_merge_args(group, totals, counts, n_groups)
+    out = [[0, 0, 0, 0, 0, 0, -1, 0] for _ in range(ng)]
+    out_counts = [[0] * nc for _ in range(ng)]
+    for r, (grp, row_t, row_c) in enumerate(zip(g.tolist(), t.tolist(), c.tolist())):
+        row = out[grp]
+        if row[C.R_SLICES] + row_t[C.R_SLICES] > 0x7FFFFFFF:
+            raise _AU.merge_overflow_error(r)
+        for col in range(C.ROLLUP_COLUMNS):
+            if col not in (C.R_MODEL, C.R_MIXED):
+                row[col] += row_t[col]
+        if row[C.R_MODEL] == -1:
+            row[C.R_MODEL] = row_t[C.R_MODEL]
+        elif row_t[C.R_MODEL] != -1 and row_t[C.R_MODEL] != row[C.R_MODEL]:
+            row[C.R_MIXED] |= C.MIXED_MODELS
+        row[C.R_MIXED] |= row_t[C.R_MIXED] & C.MIXED_MODELS
+        if row[C.R_CARDS] > 0 and row[C.R_UNSUPPORTED] > 0:
+            row[C.R_MIXED] |= C.MIXED_UNSUPPORTED
+        out_counts[grp] = [a + b for a, b in zip(out_counts[grp], row_c)]
+    return (np.array(out, dtype=np.int32).reshape(ng, C.ROLLUP_COLUMNS),
+            np.array(out_counts, dtype=np.int32).reshape(ng, nc))
+
+
+def key_hashes(column, seed):
+    """64-bit hashes of a key column's cells, 0 for a missing cell (see the compiled core)."""
+    c, n, seed = _AU.prepare_hash_args(column, seed)
+    out = np.zeros(n, dtype=np.uint64)
+    for i in range(n):
+        if _AU._null(c, i):
+            continue
+        if c.kind == _AU.INT:
+            out[i] = _AU.mix64(seed ^ (int(c.ints[i]) & _AU._M64))
+            continue
+        b = _AU._bytes(c, i)
+        h = seed ^ ((len(b) * 0x9E3779B97F4A7C15) & _AU._M64)
+        for k in range(0, len(b), 8):
+            h = _AU.mix64(h ^ int.from_bytes(b[k:k + 8], "little"))
+        out[i] = h
+    return out
+
+
+class KeySet:
+    """Key hashes seen so far, each with the first position (see the compiled core)."""
+
+    def __init__(self) -> None:
+        self._first: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._first)
+
+    def add(self, hashes, base):
+        h, n, base = _AU.prepare_keyset_args(hashes, base)
+        found, prior = [], []
+        for i, value in enumerate(h.tolist()):
+            p = self._first.setdefault(value, base + i)
+            if p != base + i:
+                found.append(i)
+                prior.append(p)
+        return np.array(found, dtype=np.int64), np.array(prior, dtype=np.int64)

@@ -1,0 +1,313 @@
+"""The audit pair's contract: device-table columns as the kernels read them, and what they return.
+
+A device table has a server column and five ID columns (vendor, device, class,
+subvendor, subdevice).  :func:`column_of` turns each into a :class:`Column`: Arrow
+string cells by their buffers (no copy), integer cells as int64, a missing column as
+``ABSENT``.  ``audit_rows`` (``audit.pxi`` compiled, ``audit_py.py`` the twin) parses
+every cell (``cell_value`` is the rule both follow), classifies the rows and rolls them
+up per run of equal server keys, and returns an :class:`AuditRuns`.
+
+>>> import pyarrow as pa
+>>> c = column_of(pa.array(["10de", " 0x1B80 ", None, "[8086]", "zz"]), "vendor")
+>>> [cell_value(c, i, 4) for i in range(5)]
+[(0, 4318, 4), (0, 7040, 4), (1, 0, 0), (0, 32902, 4), (2, 0, 0)]
+"""
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...errors import InputError
+
+__all__ = ["ABSENT", "STR32", "STR64", "INT", "CELL_OK", "CELL_MISSING", "CELL_BAD", "CELL_PAIR",
+           "FIELDS", "WIDTHS", "CHUNK", "Column", "AuditRuns", "column_of", "absent", "table_columns",
+           "cell_value",
+           "cell_text", "problem_text", "prepare_audit_args", "overflow_error", "prepare_merge_args",
+           "merge_overflow_error"]
+
+ABSENT, STR32, STR64, INT = range(4)
+CELL_OK, CELL_MISSING, CELL_BAD, CELL_PAIR = range(4)
+# The ID columns in the order the kernels parse them and report a row's first problem.
+FIELDS = ("vendor", "device", "class", "subvendor", "subdevice")
+WIDTHS = (4, 4, 6, 4, 4)
+CHUNK = 2048  # rows classified at a time
+
+_BLANKS = b" \t\n\r\x0b\x0c"
+_HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
+
+
+class Column(NamedTuple):
+    """One column as the kernels read it (see :func:`column_of`)."""
+
+    kind: int
+    n: int
+    data: np.ndarray | None      # uint8: string bytes
+    offsets: np.ndarray | None   # int32 or int64, n + 1 entries into data
+    ints: np.ndarray | None      # int64 cells
+    valid: np.ndarray | None     # uint8 Arrow validity bitmap, or None: all valid
+    voff: int                    # bit of row 0 in valid
+    source: Any = None           # what it was made from (for messages)
+
+
+class AuditRuns(NamedTuple):
+    """What ``audit_rows`` returns, per run of rows with one server key.
+
+    ``starts`` (int64, runs + 1) the first row of each run and the row count last;
+    ``totals`` (int32, runs x 8) the rollup columns of :mod:`gpuclass.constants`;
+    ``counts`` (int32, runs x cards) supported cards by card index; ``problem_rows`` and
+    ``problem_codes`` (int64) the rows with a problem and the first of it, coded
+    ``field * 4 + CELL_*`` (fields of ``FIELDS``); ``unsupported_rows`` (int64) the
+    rows of unsupported GPUs and ``unsupported_ids`` their ``vendor << 16 | device``;
+    ``nameless`` (bool, runs) the runs of a row that names no server (a missing cell or
+    blank text, see :func:`nameless`): each such row is a run of its own.
+    """
+
+    starts: np.ndarray
+    totals: np.ndarray
+    counts: np.ndarray
+    problem_rows: np.ndarray
+    problem_codes: np.ndarray
+    unsupported_rows: np.ndarray
+    unsupported_ids: np.ndarray
+    nameless: np.ndarray
+
+
+def absent(n: int) -> Column:
+    """A column the table does not have (every cell missing)."""
+    return Column(ABSENT, n, None, None, None, None, 0)
+
+
+def _bitmap(arr: Any) -> tuple[np.ndarray | None, int]:
+    buf = arr.buffers()[0]
+    if buf is None or arr.null_count == 0:
+        return None, 0
+    return np.frombuffer(buf, dtype=np.uint8), arr.offset
+
+
+def column_of(values: Any, name: str) -> Column:
+    """A column as the kernels read it: a pyarrow array or chunk, a numpy array or a list.
+
+    Strings keep their Arrow buffers; integer columns become int64; floats (pandas' ints
+    with gaps) become int64 where whole, NaN missing, anything else malformed; other
+    types are read as their text.
+    """
+    import pyarrow as pa
+
+    if values is None:
+        raise InputError(f"{name}: no column")
+    arr = values
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not isinstance(arr, pa.Array):
+        np_values = np.asarray(values)
+        arr = pa.array(np_values if np_values.dtype.kind in "iufb" else list(values),
+                       from_pandas=True)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    n = len(arr)
+    t = arr.type
+    if pa.types.is_null(t):
+        return Column(INT, n, None, None, np.zeros(n, np.int64), np.zeros((n + 7) // 8, np.uint8), 0,
+                      values)
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) \
+            or pa.types.is_large_binary(t):
+        wide = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+        _, off_buf, data_buf = arr.buffers()
+        dtype = np.int64 if wide else np.int32
+        offsets = np.frombuffer(off_buf, dtype=dtype, count=n + 1, offset=arr.offset * dtype().itemsize)
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(1, np.uint8)
+        valid, voff = _bitmap(arr)
+        return Column(STR64 if wide else STR32, n, data, offsets, None, valid, voff, values)
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+        ints = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        if pa.types.is_unsigned_integer(t) and t.bit_width == 64:
+            big = arr.fill_null(0).to_numpy(zero_copy_only=False) > np.uint64(2**63 - 1)
+            ints[big] = -1  # past int64: malformed, as any value out of range
+        valid, voff = _bitmap(arr)
+        return Column(INT, n, None, None, ints, valid, voff, values)
+    if pa.types.is_floating(t):
+        f = arr.to_numpy(zero_copy_only=False).astype(np.float64)
+        nan = np.isnan(f)
+        whole = ~nan & (f == np.floor(f)) & (np.abs(f) < 2**62)
+        ints = np.where(whole, f, -1).astype(np.int64)  # not a whole number: malformed
+        valid = np.packbits(~nan, bitorder="little") if nan.any() else None
+        return Column(INT, n, None, None, ints, valid, 0, values)
+    return column_of(arr.cast(pa.string()), name)
+
+
+_M64 = (1 << 64) - 1
+
+
+def _null(c: Column, i: int) -> bool:
+    if c.valid is None:
+        return False
+    b = c.voff + i
+    return not (int(c.valid[b >> 3]) >> (b & 7)) & 1
+
+
+def _bytes(c: Column, i: int) -> bytes:
+    return c.data[int(c.offsets[i]):int(c.offsets[i + 1])].tobytes()
+
+
+def table_columns(server: Any, ids: list[Any], n: int) -> list[Column]:
+    """The six columns ``audit_rows`` takes: the server, then ``ids`` (vendor, device,
+    class, subvendor, subdevice; None for a column the table does not have)."""
+    return [column_of(server, "server")] + [absent(n) if v is None else column_of(v, name)
+                                            for v, name in zip(ids, FIELDS)]
+
+
+def nameless(c: Column, i: int) -> bool:
+    """Whether server cell ``i`` names no server: missing, or text that is empty or only
+    whitespace (``str.isspace``)."""
+    if c.kind == ABSENT or _null(c, i):
+        return True
+    if c.kind == INT:
+        return False
+    return _bytes(c, i).decode("utf-8", "surrogateescape").strip() == ""
+
+
+def cell_value(c: Column, i: int, maxdigits: int) -> tuple[int, int, int]:
+    """``(CELL_*, value, digits)`` of cell ``i``: the rule both kernels follow.
+
+    ASCII blanks around an optional ``[ ]`` around an optional ``0x`` and 1 to
+    ``maxdigits`` hex digits; an integer cell is its value (digits -1).
+    """
+    if c.kind == ABSENT or _null(c, i):
+        return CELL_MISSING, 0, 0
+    if c.kind == INT:
+        v = int(c.ints[i])
+        return (CELL_OK, v, -1) if 0 <= v < (1 << (4 * maxdigits)) else (CELL_BAD, 0, 0)
+    s = _bytes(c, i).strip(_BLANKS)
+    if not s:
+        return CELL_MISSING, 0, 0
+    if len(s) >= 2 and s[:1] == b"[" and s[-1:] == b"]":
+        s = s[1:-1]
+    if len(s) >= 2 and s[:1] == b"0" and s[1:2] in (b"x", b"X"):
+        s = s[2:]
+    if not 0 < len(s) <= maxdigits or any(ch not in _HEX for ch in s):
+        return CELL_BAD, 0, 0
+    return CELL_OK, int(s, 16), len(s)
+
+
+def cell_text(c: Column, i: int) -> str | None:
+    """Cell ``i`` as the user wrote it, for messages (None when missing)."""
+    if c.kind == ABSENT or _null(c, i):
+        return None
+    if c.kind == INT:  # as given (a float such as 1.5 is read as -1: malformed)
+        try:
+            value = c.source[i]
+            value = value.as_py() if hasattr(value, "as_py") else value
+        except (TypeError, IndexError, KeyError):
+            value = int(c.ints[i])
+        return str(value)
+    return _bytes(c, i).decode("utf-8", "replace")
+
+
+def problem_text(code: int, cell: str | None) -> str:
+    """A row's problem from its code (``field * 4 + CELL_*``) and the offending cell's text.
+
+    >>> problem_text(1 * 4 + CELL_BAD, "zz"), problem_text(2 * 4 + CELL_MISSING, None)
+    ("device 'zz' is not a hex ID", 'class missing')
+    """
+    field, kind = FIELDS[code // 4], code % 4
+    if kind == CELL_PAIR:
+        return "subvendor and subdevice go together"
+    if kind == CELL_MISSING:
+        return f"{field} missing"
+    return f"{field} {cell!r} is not a hex ID"
+
+
+def _check_column(name: str, c: Column) -> None:
+    """A Column whose buffers hold its ``n`` cells (the kernels read them unchecked)."""
+    n = c.n
+    if c.kind not in (ABSENT, STR32, STR64, INT):
+        raise InputError(f"{name}: unknown column kind {c.kind}")
+    if c.kind in (STR32, STR64):
+        want = np.int64 if c.kind == STR64 else np.int32
+        if (c.offsets is None or c.offsets.dtype != want or c.offsets.shape != (n + 1,)
+                or c.data is None or c.data.dtype != np.uint8
+                or (n and (int(c.offsets[0]) < 0 or int(c.offsets[-1]) > c.data.shape[0]
+                           or bool(np.any(np.diff(c.offsets) < 0))))):
+            raise InputError(f"{name}: inconsistent string buffers")
+    if c.kind == INT and (c.ints is None or c.ints.dtype != np.int64 or c.ints.shape != (n,)):
+        raise InputError(f"{name}: expected {n} int64 cells")
+    if c.valid is not None and (c.valid.dtype != np.uint8 or c.voff < 0
+                                or c.valid.shape[0] * 8 < c.voff + n):
+        raise InputError(f"{name}: validity bitmap too short")
+
+
+def prepare_hash_args(column: Any, seed: Any) -> tuple[Column, int, int]:
+    """Check ``key_hashes``' arguments: a present Column and a seed in [0, 2**64)."""
+    if not isinstance(column, Column) or column.kind == ABSENT:
+        raise InputError("column: expected a Column with cells")
+    _check_column("column", column)
+    seed = int(seed)
+    if not 0 <= seed < 1 << 64:
+        raise InputError("seed: expected an integer in [0, 2**64)")
+    return column, column.n, seed
+
+
+def prepare_keyset_args(hashes: Any, base: Any) -> tuple[np.ndarray, int, int]:
+    """Check ``KeySet.add``'s arguments: uint64 hashes (1-D) and a position >= 0."""
+    h = np.ascontiguousarray(hashes)
+    if h.dtype != np.uint64 or h.ndim != 1:
+        raise InputError("hashes: expected a 1-D uint64 array")
+    base = int(base)
+    if not 0 <= base < 1 << 62:
+        raise InputError("base: expected a position >= 0")
+    return h, h.shape[0], base
+
+
+def mix64(x: int) -> int:
+    """The 64-bit finalizer both kernels use for key hashes (SplitMix64's)."""
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & _M64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def prepare_audit_args(tables: Any, columns: Any, n_cards: Any) -> tuple[list[Column], int, int]:
+    """Check ``audit_rows``' arguments: six Columns of one length (server first)."""
+    cols = list(columns)
+    if len(cols) != 6 or not all(isinstance(c, Column) for c in cols):
+        raise InputError("columns: expected six Columns (server, vendor, device, class, subvendor, "
+                         "subdevice)")
+    n = cols[0].n
+    for name, c in zip(("server", *FIELDS), cols):
+        if c.n != n:
+            raise InputError(f"{name}: length {c.n} does not match the server column's {n}")
+        _check_column(name, c)
+    if cols[0].kind == ABSENT:
+        raise InputError("server: a device table needs a server column")
+    n_cards = int(n_cards)
+    if not 0 <= n_cards <= 32766:
+        raise InputError(f"n_cards: {n_cards} is not in [0, 32766]")
+    return cols, n, n_cards
+
+
+def prepare_merge_args(group: Any, totals: Any, counts: Any, n_groups: Any):
+    """Check ``merge_runs``' arguments: a group per run in [0, n_groups), int32 totals and counts."""
+    from ... import constants as C
+
+    t = np.ascontiguousarray(totals)
+    c = np.ascontiguousarray(counts)
+    g = np.ascontiguousarray(np.asarray(group), dtype=np.int64)
+    n_groups = int(n_groups)
+    if t.dtype != np.int32 or t.ndim != 2 or t.shape[1] != C.ROLLUP_COLUMNS:
+        raise InputError(f"totals: expected (runs, {C.ROLLUP_COLUMNS}) int32")
+    if c.dtype != np.int32 or c.ndim != 2 or c.shape[0] != t.shape[0]:
+        raise InputError("counts: expected (runs, cards) int32")
+    if g.ndim != 1 or g.shape[0] != t.shape[0]:
+        raise InputError("group: expected one group per run")
+    if g.size and (int(g.min()) < 0 or int(g.max()) >= n_groups):
+        raise InputError(f"group: values must lie in [0, {n_groups})")
+    return g, t, c, n_groups, c.shape[1]
+
+
+def merge_overflow_error(run: int) -> InputError:
+    return InputError(f"slices: the server of run {run} sums past the int32 range")
+
+
+def overflow_error(row: int) -> InputError:
+    return InputError(f"slices: the server of row {row} sums past the int32 range")

@@ -1,0 +1,170 @@
+"""Compressed inputs, recognised by their first bytes whatever their name, and bounded.
+
+``.gz``, ``.xz``, ``.bz2`` and ``.zst`` streams are read as what they contain (a
+snapshot ``sb-120000.json.gz`` is the JSON array inside).  Expansion is bounded: an
+input (or an archive) may expand to at most ``Limits.max_expanded`` bytes in all, and,
+once past ``Limits.ratio_after`` bytes, to at most ``Limits.max_ratio`` times the
+bytes it was read from; past either limit the read stops with a
+:class:`~gpuclass.errors.SourceError` naming the input and its member.
+
+>>> import gzip, io
+>>> compression_of(gzip.compress(b"[]")), compression_of(b"[]")
+('gzip', None)
+>>> Bounded(io.BytesIO(b"abc"), "x", Limits()).read()
+b'abc'
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO
+
+from ..errors import InputError, SourceError
+
+__all__ = ["Limits", "Bounded", "compression_of", "decompress", "DECOMPRESS_ERRORS"]
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError, zlib.error,
+                                                       ValueError)
+
+
+_DAMAGED = (tarfile.TarError, zipfile.BadZipFile, *DECOMPRESS_ERRORS)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How far compressed inputs and archives may expand (see the module docstring)."""
+
+    max_expanded: int = 8 << 30   # bytes, per input
+    max_ratio: float = 250.0      # expanded / compressed
+    ratio_after: int = 16 << 20   # small inputs may be highly compressible: checked past this
+
+
+def compression_of(head: bytes) -> str | None:
+    """``gzip``, ``xz``, ``bz2``, ``zstd`` or None, from the first bytes of a stream."""
+    return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+
+
+class Bounded(io.RawIOBase):
+    """A readable (and seekable, where the inner stream is) view of ``inner`` that stops
+    past the limits.  ``consumed`` returns how many compressed bytes were read so far
+    (None: the stream is not compressed and only the total counts)."""
+
+    def __init__(self, inner: IO[bytes], name: str, limits: Limits,
+                 consumed: Callable[[], int] | None = None, total: list[int] | None = None) -> None:
+        super().__init__()
+        self.inner = inner
+        self.name = name
+        self.limits = limits
+        self.consumed = consumed
+        self.total = total if total is not None else [0]   # shared by the members of an archive
+        self.high = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self.inner.seekable()
+
+    def tell(self) -> int:
+        return self.inner.tell()
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        try:
+            out = self.inner.seek(pos, whence)
+        except SourceError as exc:  # from the stream this one reads: name this one
+            raise SourceError(self.name, None, exc.reason) from None
+        except _DAMAGED as exc:
+            raise SourceError(self.name, None, f"damaged data: {exc}") from None
+        self._count(out)
+        return out
+
+    def readinto(self, b) -> int:
+        try:
+            data = self.inner.read(len(b))
+        except SourceError as exc:
+            raise SourceError(self.name, None, exc.reason) from None
+        except _DAMAGED as exc:
+            raise SourceError(self.name, None, f"damaged data: {exc}") from None
+        n = len(data)
+        b[:n] = data
+        if n:
+            self._count(self.high + n if not self.inner.seekable() else self.inner.tell())
+        return n
+
+    def _count(self, pos: int) -> None:
+        if pos <= self.high:
+            return
+        self.total[0] += pos - self.high
+        self.high = pos
+        lim = self.limits
+        if self.total[0] > lim.max_expanded:
+            raise SourceError(self.name, None, f"expands past {lim.max_expanded} bytes "
+                                               "(the limit on expanded input; an archive bomb?)")
+        if self.consumed is not None and self.total[0] > lim.ratio_after:
+            used = max(self.consumed(), 1)
+            if self.total[0] > lim.max_ratio * used:
+                raise SourceError(self.name, None, f"expands more than {lim.max_ratio:g} times "
+                                                   f"({self.total[0]} bytes from {used}; an archive bomb?)")
+
+
+class _Counting(io.RawIOBase):
+    """``raw``, counting the compressed bytes the decompressor takes from it."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__()
+        self.raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self.raw.seekable()
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return self.raw.seek(pos, whence)   # a rewind (a hard link read again) counts again
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def readinto(self, b) -> int:
+        data = self.raw.read(len(b))
+        n = len(data)
+        b[:n] = data
+        self.count += n
+        return n
+
+
+def decompress(raw: IO[bytes], kind: str, name: str, limits: Limits,
+               total: list[int] | None = None) -> Bounded:
+    """A bounded stream of what ``raw`` (compressed as ``kind``, read from its current
+    position on) holds."""
+    counting = _Counting(raw)
+    raw = io.BufferedReader(counting)
+
+    def consumed() -> int:
+        return counting.count
+    if kind == "gzip":
+        inner: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
+    elif kind == "xz":
+        inner = lzma.LZMAFile(raw, "rb")
+    elif kind == "bz2":
+        inner = bz2.BZ2File(raw, "rb")
+    elif kind == "zstd":
+        try:
+            import zstandard
+        except ImportError as exc:
+            raise InputError(f"{name}: reading zstd needs zstandard: pip install 'gpuclass[audit]'") from exc
+        inner = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    else:
+        raise InputError(f"unknown compression {kind!r}")
+    return Bounded(inner, name, limits, consumed, total)

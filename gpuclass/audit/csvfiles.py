@@ -1,0 +1,136 @@
+"""CSV inputs: rows that survive stray quotes, a text column or a device table.
+
+>>> import io
+>>> from .readers import Reader
+>>> rows = list(csv_rows(Reader(io.BytesIO(b'\\xef\\xbb\\xbfid,description\\n1,"5 GPU\\n2,GTX 1080\\n'))))
+>>> rows[0], type(rows[1]).__name__, rows[2]
+(['id', 'description'], 'BadCsvRow', ['2', 'GTX 1080'])
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..errors import InputError
+from .readers import SERVER_COLUMNS, TEXT_COLUMNS, Reader
+from .report import PASSTHROUGH
+
+__all__ = ["BadCsvRow", "CsvRows", "csv_rows", "check_header", "pick_column", "iter_text_csv"]
+
+
+class BadCsvRow(list):
+    """A CSV row the csv module could not split (kept, so that it becomes a flagged row)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__()
+        self.problem = problem
+
+
+_MAX_SPAN_LINES = 10_000   # a quoted field may run over this many lines, no more
+_MAX_SPAN_CHARS = 1 << 20
+
+
+class CsvRows:
+    """CSV rows of a text stream, each from its own physical record.
+
+    A row the csv module rejects (a bare carriage return in an unquoted field, a
+    field larger than its limit) is a :class:`BadCsvRow`.  A quote that opens a field
+    and never closes it, or a stray one, would make the csv module read every line
+    after it into one field: where the lines up to the closing quote do not give a
+    row of the header's width, the line with the quote alone is a bad row and the
+    lines after it are read as rows of their own.
+    """
+
+    def __init__(self, reader: Reader) -> None:
+        self.lines = reader.lines()
+        self.pending: list[str] = []   # lines read ahead, next first (reversed)
+        self.width: int | None = None  # the header's, once read
+
+    def _next_line(self) -> str | None:
+        if self.pending:
+            return self.pending.pop()
+        return next(self.lines, None)
+
+    def __iter__(self) -> Iterator[list[str]]:
+        while True:
+            line = self._next_line()
+            if line is None:
+                return
+            if line.count('"') % 2 == 0:
+                if line.strip():  # a blank line is no row (as the csv module's DictReader has it)
+                    yield self._row(line)
+                continue
+            record, extra = line, []
+            while record.count('"') % 2 and len(extra) < _MAX_SPAN_LINES and len(record) < _MAX_SPAN_CHARS:
+                nxt = self._next_line()
+                if nxt is None:
+                    break
+                extra.append(nxt)
+                record += nxt
+            if record.count('"') % 2 == 0:
+                cells = self._row(record)
+                if not isinstance(cells, BadCsvRow) and (self.width is None or len(cells) == self.width):
+                    yield cells
+                    continue
+            self.pending.extend(reversed(extra))
+            yield BadCsvRow(f"unterminated or stray quote: {line.strip()[:80]!r}")
+
+    def _row(self, record: str) -> list[str]:
+        try:
+            cells = next(csv.reader([record]), [])
+        except csv.Error as exc:
+            msg = str(exc)
+            if "field limit" in msg:
+                msg = f"a field larger than the csv module's limit ({csv.field_size_limit()} characters)"
+            return BadCsvRow(f"malformed CSV row: {msg}")
+        if self.width is None:
+            self.width = len(cells)
+        return cells
+
+
+def csv_rows(reader: Reader) -> Iterator[list[str]]:
+    """The rows of a CSV stream (see :class:`CsvRows`)."""
+    return iter(CsvRows(reader))
+
+
+def check_header(header: list[str], source: str) -> None:
+    """A header in one field holding another separator: a CSV gpuclass cannot read as one."""
+    if len(header) == 1:
+        for sep, what in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
+            if sep in header[0]:
+                raise InputError(f"{source}: the CSV header {header[0][:80]!r} is separated by {what}; "
+                                 f"gpuclass reads comma-separated CSV (convert it first)")
+
+
+def pick_column(header: list[str], wanted: Sequence[str], given: str | None, what: str) -> int | None:
+    low = [h.strip().lower() for h in header]
+    if given is not None:
+        if given.lower() not in low:
+            raise InputError(f"{what} column {given!r} not in the header {header}")
+        return low.index(given.lower())
+    return next((low.index(w) for w in wanted if w in low), None)
+
+
+def iter_text_csv(rows: Iterator[list[str]], header: list[str], source: str, text_column: str | None,
+                   server_column: str | None) -> Iterator[tuple[int, str, Any, str | None]]:
+    ti = pick_column(header, TEXT_COLUMNS, text_column, "text")
+    if ti is None:
+        raise InputError(f"{source}: no text column (one of {', '.join(TEXT_COLUMNS)}) "
+                         "and no vendor/device columns; name one with --text-column")
+    si = pick_column(header, SERVER_COLUMNS, server_column, "server")
+    low = [h.strip().lower() for h in header]
+    extra = {k: low.index(k) for k in PASSTHROUGH + ("specials", "information") if k in low}
+    for row, cells in enumerate(rows, 1):
+        if isinstance(cells, BadCsvRow):
+            yield row, source, None, cells.problem
+            continue
+        if len(cells) != len(header):
+            yield row, source, None, f"expected {len(header)} fields, got {len(cells)}"
+            continue
+        rec: dict[str, Any] = {"id": cells[si] if si is not None else str(row),
+                               "description": cells[ti].split("\n")}
+        for k, i in extra.items():
+            rec[k] = [x.strip() for x in cells[i].split(",") if x.strip()] if k == "specials" else cells[i]
+        yield row, source, rec, None

@@ -1,0 +1,120 @@
+"""The cache directory and who may write it: the trust rules every cached file follows.
+
+gpuclass caches what is costly to rebuild and cheap to load (the compiled PCI ID
+database, the text matcher's automaton) under ``$GPUCLASS_CACHE_DIR``, else
+``$XDG_CACHE_HOME/gpuclass`` (``~/.cache/gpuclass``).  A cached file is read only
+when :func:`trust_problem` finds nothing wrong with it and the directories above it:
+what a cache holds is loaded into the process, so a directory someone else can write
+is no cache.  This module needs nothing but the standard library, so that paths that
+do without numpy (a listing audit) can use the cache too.
+
+>>> import tempfile
+>>> d = make_cache_dir(Path(tempfile.mkdtemp()) / "c")
+>>> trust_problem(d) is None
+True
+>>> os.chmod(d, 0o777); trust_problem(d)
+'...c: writable by others (mode 0777)'
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .inputs import kind_of
+
+__all__ = ["ENV_CACHE_DIR", "cache_dir", "make_cache_dir", "trust_problem", "write_atomic"]
+
+ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """Where gpuclass caches: ``$GPUCLASS_CACHE_DIR``, else the XDG cache."""
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "gpuclass"
+
+
+def _owner_ok(st: os.stat_result, uid: int) -> bool:
+    return st.st_uid in (uid, 0)
+
+
+def trust_problem(path: str | os.PathLike, *, kind: str = "dir") -> str | None:
+    """Why a cache directory (``kind="dir"``) or cache file (``"file"``) cannot be
+    trusted, or None when it can.
+
+    The rules of ssh's StrictModes and pip's cache: the path itself (not
+    followed if a link) must be a directory or a regular file owned by this user
+    or root and writable by no one else (no group or other write bit); every
+    directory above it, resolved, must be owned by this user or root and not
+    writable by others unless it has the sticky bit (``/tmp``), so that no one
+    else can swap it.  Where the platform has no user ids, everything is trusted.
+    """
+    if not hasattr(os, "geteuid"):
+        return None
+    uid = os.geteuid()
+    name = os.fspath(path)
+    try:
+        st = os.lstat(name)
+    except OSError as exc:
+        return f"{name}: {exc.strerror or exc}"
+    want = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
+    if not want(st.st_mode):
+        return f"{name}: {kind_of(st.st_mode)}, not a {'directory' if kind == 'dir' else 'regular file'}"
+    if not _owner_ok(st, uid):
+        return f"{name}: owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"{name}: writable by others (mode {stat.S_IMODE(st.st_mode):04o})"
+    parent = os.path.dirname(os.path.realpath(name))
+    while True:
+        try:
+            pst = os.stat(parent)
+        except OSError as exc:
+            return f"{parent}: {exc.strerror or exc}"
+        if not _owner_ok(pst, uid):
+            return f"{parent}: owned by another user (uid {pst.st_uid}), above the cache"
+        if pst.st_mode & 0o022 and not pst.st_mode & stat.S_ISVTX:
+            return f"{parent}: writable by others (mode {stat.S_IMODE(pst.st_mode):04o}), above the cache"
+        up = os.path.dirname(parent)
+        if up == parent:
+            return None
+        parent = up
+
+
+def make_cache_dir(path: str | os.PathLike) -> Path:
+    """Create a cache directory (and missing parents) readable and writable by its owner
+    only (0700); an existing one is left as it is (:func:`trust_problem` judges it)."""
+    path = Path(path)
+    missing = []
+    p = path
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+    return path
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a private temporary file renamed over it: a
+    reader sees the old file or the whole new one, never a part."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

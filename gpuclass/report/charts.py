@@ -1,0 +1,112 @@
+"""The report's charts: matplotlib figures rendered to SVG.
+
+Why matplotlib rendering SVG, and not Vega-Lite: the page must open offline, and a
+Vega-Lite chart needs its JavaScript runtime (vega, vega-lite, vega-embed: about a
+megabyte) embedded in every report and allowed to run; matplotlib draws the chart here,
+once, into a vector image that needs no script at all.  Text is drawn as glyph outlines
+(``svg.fonttype: path``), so a chart looks the same wherever it is opened, and each chart
+is embedded as an ``<img>`` (a ``data:`` URI): an image cannot run script or load
+anything, whatever a listing's text puts in its labels.  Listing text never reaches
+mathtext (``parse_math=False``: a ``$`` in a server name is a dollar sign).
+
+matplotlib is imported by the functions, never at ``import gpuclass``; it comes with the
+``report`` extra.
+
+>>> svg = histogram_svg([10.0, 12.5, 15.0], [3, 1], title="Monthly price per slice", unit="EUR")
+>>> svg.startswith("<svg") and "</svg>" in svg
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import warnings
+from collections.abc import Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import InputError
+from .escape import visible
+
+__all__ = ["price_svg", "histogram_svg", "data_uri", "require", "LABEL_LIMIT"]
+
+LABEL_LIMIT = 42  # characters of a group's name on a chart axis
+_BAR, _MARK, _GRID = "#4c72b0", "#c44e52", "#d9d9d9"
+
+
+def require() -> None:
+    """An :class:`~gpuclass.errors.InputError` now, before any input is read, where
+    matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise InputError("HTML reports need matplotlib: pip install 'gpuclass[report]'") from exc
+
+
+@contextmanager
+def _figure(width: float, height: float):
+    require()
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    style = {"svg.fonttype": "path", "svg.hashsalt": "gpuclass-report", "font.family": "DejaVu Sans",
+             "font.size": 10, "axes.spines.top": False, "axes.spines.right": False}
+    with matplotlib.rc_context(style), warnings.catch_warnings():
+        # a listing's character missing from the font is drawn as a box, not reported
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
+        fig = Figure(figsize=(width, height), layout="constrained")
+        FigureCanvasSVG(fig)
+        yield fig
+
+
+def _svg(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue().decode("utf-8")
+    return text[text.index("<svg"):]  # the XML declaration and doctype are for files
+
+
+def price_svg(labels: Sequence[Any], medians: Sequence[float], minimums: Sequence[float], *,
+              title: str, unit: str) -> str:
+    """Horizontal bars: the median price per slice of each group, a mark at its cheapest."""
+    n = len(labels)
+    names = [visible("not given" if x is None else x, LABEL_LIMIT) for x in labels]
+    with _figure(10.0, 1.3 + 0.32 * max(n, 1)) as fig:
+        ax = fig.add_subplot()
+        y = list(range(n))
+        bars = ax.barh(y, medians, color=_BAR, height=0.6, label="median")
+        ax.scatter(minimums, y, marker="D", s=18, color=_MARK, zorder=3, label="cheapest")
+        ax.bar_label(bars, labels=[f"{m:,.2f}" for m in medians], padding=3, fontsize=9)
+        ax.set_yticks(y, labels=names, parse_math=False)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"monthly price per slice ({unit})", parse_math=False)
+        ax.set_title(title, loc="left", fontsize=11, parse_math=False)
+        ax.grid(axis="x", color=_GRID, linewidth=0.6)
+        ax.set_axisbelow(True)
+        ax.margins(x=0.15)
+        if n:  # above the bars, never over them
+            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=2, fontsize=9, frameon=False)
+        return _svg(fig)
+
+
+def histogram_svg(edges: Sequence[float], counts: Sequence[int], *, title: str, unit: str) -> str:
+    """How the GPU-capable servers spread over monthly price per slice."""
+    with _figure(10.0, 2.8) as fig:
+        ax = fig.add_subplot()
+        if len(counts):
+            widths = [b - a for a, b in zip(edges[:-1], edges[1:])]
+            ax.bar(edges[:-1], counts, width=widths, align="edge", color=_BAR, edgecolor="white",
+                   linewidth=0.5)
+        ax.set_xlabel(f"monthly price per slice ({unit})", parse_math=False)
+        ax.set_ylabel("servers")
+        ax.set_title(title, loc="left", fontsize=11, parse_math=False)
+        ax.grid(axis="y", color=_GRID, linewidth=0.6)
+        ax.set_axisbelow(True)
+        return _svg(fig)
+
+
+def data_uri(svg: str) -> str:
+    """An SVG as a ``data:`` URI for an ``<img>``."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")

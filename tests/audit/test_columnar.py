@@ -1,0 +1,161 @@
+"""audit_table: device tables audited a column at a time give the row-by-row answers."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pd = pytest.importorskip("pandas")
+
+from gpuclass.audit import audit_device_rows  # noqa: E402
+from gpuclass.audit.columnar import audit_table, result_columns  # noqa: E402
+from gpuclass.errors import InputError  # noqa: E402
+from gpuclass.policy import compile_policy  # noqa: E402
+
+FIELDS = ("server", "vendor", "device", "subvendor", "subdevice", "class")
+ROWS = [
+    ("gex44-1", "10de", "27b0", "10de", "16fa", "0300"),
+    ("gex44-1", "10de", "22bc", "10de", "16fa", "0403"),
+    ("gex44-1", "8086", "1a1c", "", "", "0200"),
+    ("gex130-1", "0x10de", "26b1", "10de", "16a1", "030000"),
+    ("gex130-1", "10de", "26b1", "10de", "16a1", "030000"),
+    ("mixed", "10de", "2bb5", "10de", "204e", "0302"),
+    ("mixed", "10de", "1e30", "10de", "12ba", "0300"),
+    ("bad", "zz", "27b0", "", "", "0300"),
+    ("bad", "10de", "", "", "", "0300"),
+    ("bad", "10de", "27b0", "10de", "", "0300"),
+    ("bad", "10de", "27b0", "", "", "xyz"),
+]
+
+
+def _table(rows, **types):
+    return pa.table({f: pa.array([r[i] for r in rows], types.get(f, pa.string()))
+                     for i, f in enumerate(FIELDS)})
+
+
+def _answers(reports):
+    return [(r.server, r.supported_cards, r.slices, r.unsupported_gpus, sorted(r.unsupported), r.rows,
+             sorted((c["card"], c["count"]) for c in r.cards), r.problems, r.gpu_capable, r.reason)
+            for r in reports]
+
+
+def test_columns_and_answers_equal_the_row_path(core):
+    result = audit_table(_table(ROWS), kernel=core)
+    assert result.table.column_names == result_columns(compile_policy())
+    assert _answers(result) == _answers(audit_device_rows(ROWS))
+    t = result.table.to_pydict()
+    assert t["server"] == ["gex44-1", "gex130-1", "mixed", "bad"]
+    assert t["rtx-6000-ada"] == [0, 2, 0, 0] and t["slices"] == [4, 8, 4, 0]
+    assert t["invalid_rows"] == [0, 0, 0, 4] and t["rows"] == [3, 2, 2, 4]
+    assert t["problems"][3] == ("row 8: vendor 'zz' is not a hex ID; row 9: device missing; "
+                                "row 10: subvendor and subdevice go together; "
+                                "row 11: class 'xyz' is not a hex ID")
+    assert list(result)[2].unsupported == ["1x TU102GL [Quadro RTX 6000/8000] (10de:1e30)"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_tables_equal_the_row_path_per_server(seed):
+    """Unsorted tables too: a server's rows anywhere in the table make one row."""
+    rng = random.Random(seed)
+    cells = ["10de", "27b0", "22bc", "1b80", "1b06", "8086", "0300", "030000", "0403", "0302", "",
+             None, " 10DE ", "[10de]", "0x2bb5", "zz", "1e30", "2bb1", "26b1", "0c0330"]
+    names = [f"s{k}" for k in range(rng.randint(1, 6))]
+    rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 80))]
+    got = audit_table(_table(rows))
+    by_server = sorted(range(len(rows)), key=lambda i: rows[i][0])  # what the row path needs
+    want = list(audit_device_rows([rows[i] for i in by_server]))
+
+    def unnumbered(reports):  # row numbers differ once sorted
+        out = _answers(reports)
+        return sorted((*a[:7], sorted(re.sub(r"^row [0-9]+: ", "", p) for p in a[7]), *a[8:-1])
+                      for a in out)
+    assert unnumbered(got) == unnumbered(want)
+    first = [min(i for i in range(len(rows)) if rows[i][0] == s) for s in got.table["server"].to_pylist()]
+    assert first == sorted(first)  # servers in order of first appearance
+
+
+def test_pandas_integers_and_record_batches():
+    df = pd.DataFrame({"host": ["a", "a", "b"], "vendor_id": [0x10DE, 0x10DE, 0x8086],
+                       "device_id": [0x27B0, 0x22BC, 0x1533], "class_code": [0x0300, 0x0403, 0x0200],
+                       "subsystem_vendor": [0x10DE, None, None], "subsystem_device": [0x16FA, None, None]})
+    t = audit_table(df).table.to_pydict()
+    assert t["server"] == ["a", "b"] and t["rtx-4000-sff-ada"] == [1, 0] and t["problems"] == [None, None]
+    batches = pa.Table.from_pandas(df, preserve_index=False).to_batches(max_chunksize=1)
+    split = audit_table(pa.Table.from_batches(batches)).table
+    assert split.equals(audit_table(df).table)  # a server across batches is one row
+
+
+def test_a_server_split_anywhere_is_merged_by_the_rollup_rules():
+    rows = [("a", "10de", "27b0", "", "", "0300"), ("b", "10de", "1b80", "", "", "0300"),
+            ("a", "10de", "2bb5", "", "", "0302"), ("a", "10de", "1e30", "", "", "0300")]
+    reports = list(audit_table(_table(rows)))
+    a = reports[0]
+    assert (a.server, a.supported_cards, a.slices, a.unsupported_gpus, a.rows) == ("a", 2, 8, 1, 3)
+    assert "mixed" in a.reason and sorted(c["card"] for c in a.cards) == [
+        "rtx-4000-sff-ada", "rtx-pro-6000-blackwell-server"]
+
+
+def test_missing_columns_and_wrong_inputs_are_typed_errors():
+    with pytest.raises(InputError, match="lacks columns"):
+        audit_table(pa.table({"server": ["a"], "vendor": ["10de"]}))
+    with pytest.raises(InputError, match="expected a pyarrow Table"):
+        audit_table([("a", "10de")])
+
+
+def test_an_empty_table_has_no_servers():
+    empty = audit_table(_table([]))
+    assert len(empty) == 0 and empty.table.column_names == result_columns(compile_policy())
+    assert list(empty) == []
+
+
+def test_nulls_floats_and_dictionaries_are_read_as_users_have_them():
+    t = pa.table({"server": pa.array(["a", "a", None]).dictionary_encode(),
+                  "vendor": pa.array([4318.0, np.nan, 4318.0]), "device": pa.array([0x27B0, 0x27B0, 1.5]),
+                  "class": pa.array(["0300"] * 3)})
+    rows = audit_table(t).table.to_pydict()
+    assert rows["server"] == ["a", None] and rows["supported_cards"] == [1, 0]
+    assert rows["problems"] == ["row 2: vendor missing", "row has no server name; row 3: device '1.5' is not a hex ID"]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_flat_rows_made_by_columns_equal_each_reports_flat_row(seed):
+    """AuditTable.flat() (columns at a time) writes what ServerReport.to_flat() writes."""
+    rng = random.Random(seed)
+    cells = ["10de", "27b0", "22bc", "1b80", "1b06", "2bb5", "26b1", "1e30", "1e36", "1b02", "1002",
+             "731f", "0300", "030000", "0403", "0302", "", None, "zz", "8086", "1572", "0200"]
+    names = [f"s{k}" for k in range(rng.randint(1, 12))] + [None, "", "  "]
+    rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 150))]
+    result = audit_table(_table(rows))
+    assert result.flat().to_pylist() == [r.to_flat() for r in result]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_audit_frame_of_a_device_table_equals_the_row_path(seed):
+    """audit_frame audits device tables a column at a time; its rows equal the reports of
+    the row path, pandas and Arrow alike, and a pandas column mixing integers with hex
+    text is read cell by cell."""
+    from gpuclass.audit import audit_frame
+
+    rng = random.Random(seed)
+    cells = ["10de", "27b0", "22bc", "2bb5", "1e30", "0300", "030000", "0403", "", None, "zz", "8086"]
+    names = [f"s{k}" for k in range(rng.randint(1, 8))] + [None, " "]
+    rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 120))]
+    want = [r.to_flat() for r in audit_device_rows(rows, source="frame")]
+    cards = [c["id"] for c in compile_policy().cards]
+    for frame in (_table(rows), _table(rows).to_pandas()):
+        out = audit_frame(frame)
+        got = out.to_pylist() if isinstance(out, pa.Table) else out.to_dict("records")
+        got = [{k: (None if v is not None and v != v else v) for k, v in r.items()} for r in got]  # NaN: none
+        for r, w in zip(got, want):  # the id column's own cell stays (a blank one names no server)
+            assert r["server"] == w["server"] or (w["server"] is None and not (r["server"] or "").strip())
+        assert [{k: r[k] for k in want[0] if k != "server"} for r in got] == \
+            [{k: v for k, v in w.items() if k != "server"} for w in want]
+        assert all(sum(r[f"cards.{c}"] for c in cards) == r["supported_cards"] for r in got)
+    mixed = pd.DataFrame({"server": ["a", "a", "b"], "vendor": [0x10DE, "10de", "10de"],
+                          "device": ["27b0", 0x2BB5, "1e30"], "class": ["0300", "0302", 0x030000]})
+    out = audit_frame(mixed)
+    assert out["slices"].tolist() == [8, 0] and out["unsupported_gpus"].tolist() == [0, 1]

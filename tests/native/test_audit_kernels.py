@@ -1,0 +1,219 @@
+"""The audit kernel pair: the compiled core and its twin read device-table columns alike.
+
+Random tables of hostile and ordinary cells (blanks, brackets, 0x, bad digits, nulls,
+integer and 64-bit-offset columns, sliced arrays) must give identical runs, totals,
+per-card counts, problems and unsupported rows from both; and each cell must follow the
+contract's rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pa = pytest.importorskip("pyarrow")
+
+from gpuclass import constants as C  # noqa: E402
+from gpuclass._native import twin  # noqa: E402
+from gpuclass._native.contract import audit as A  # noqa: E402
+from gpuclass.errors import InputError  # noqa: E402
+from gpuclass.policy import compile_policy  # noqa: E402
+
+CELLS = ["10de", "27b0", "22bc", "1b80", "1b06", "2bb5", "26b1", "1e30", "8086", "0300", "030000",
+         "0302", "0403", "0c0330", "", " ", None, " 10DE ", "[10de]", "0x10de", "0X2BB5", "[0x27b0]",
+         "zz", "12345", "1234567", "0x", "[]", "10de\n", "\t0300\t", "1", "abcdefabcd", "\u00e9\u00e9"]
+TABLES = compile_policy().tables
+
+
+@st.composite
+def device_columns(draw):
+    n = draw(st.integers(0, 120))
+    servers = draw(st.lists(st.sampled_from(["a", "b", "c", "", None, "a-much-longer-server-name"]),
+                            min_size=n, max_size=n))
+    cols = [pa.array(servers, pa.string())]
+    for _ in range(5):
+        kind = draw(st.sampled_from(["str", "str", "large", "int"]))
+        if kind == "int":
+            values = draw(st.lists(st.one_of(st.none(), st.sampled_from([0x10DE, 0x27B0, 0x0300, 0x030000,
+                                                                         -1, 1 << 24, 5])),
+                                   min_size=n, max_size=n))
+            cols.append(pa.array(values, pa.int64()))
+        else:
+            values = draw(st.lists(st.sampled_from(CELLS), min_size=n, max_size=n))
+            cols.append(pa.array(values, pa.large_string() if kind == "large" else pa.string()))
+    if n and draw(st.booleans()):  # an array that starts inside its buffers
+        cols = [c.slice(1) for c in cols]
+    return cols
+
+
+def _run(core, cols):
+    return core.audit_rows(TABLES, [A.column_of(c, "x") for c in cols], len(compile_policy().cards))
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cols=device_columns())
+def test_compiled_audit_equals_twin(compiled_core, cols):
+    a, b = _run(compiled_core, cols), _run(twin, cols)
+    for name, x, y in zip(a._fields, a, b):
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cols=device_columns())
+def test_runs_cover_every_row_once(core, cols):
+    runs = _run(core, cols)
+    n = len(cols[0])
+    assert runs.starts[0] == 0 if n else len(runs.starts) == 1
+    assert runs.starts[-1] == n and (np.diff(runs.starts) > 0).all()
+    # every row is counted somewhere: GPUs, companions, VFs and flagged rows by class
+    assert int(runs.totals[:, C.R_INVALID].sum()) == len(runs.problem_rows)
+    assert int(runs.counts.sum()) == int(runs.totals[:, C.R_CARDS].sum())
+    assert len(runs.unsupported_rows) == int(runs.totals[:, C.R_UNSUPPORTED].sum())
+
+
+@pytest.mark.parametrize("cell,want", [
+    ("10de", (A.CELL_OK, 0x10DE, 4)), (" 0x10DE\t", (A.CELL_OK, 0x10DE, 4)),
+    ("[10de]", (A.CELL_OK, 0x10DE, 4)), ("[0x10de]", (A.CELL_OK, 0x10DE, 4)),
+    ("", (A.CELL_MISSING, 0, 0)), ("   ", (A.CELL_MISSING, 0, 0)), (None, (A.CELL_MISSING, 0, 0)),
+    ("10de1", (A.CELL_BAD, 0, 0)), ("0x", (A.CELL_BAD, 0, 0)), ("1g", (A.CELL_BAD, 0, 0)),
+    ("\u00e9", (A.CELL_BAD, 0, 0)), ("1", (A.CELL_OK, 1, 1)),
+])
+def test_cell_rule(cell, want):
+    assert A.cell_value(A.column_of(pa.array([cell], pa.string()), "x"), 0, 4) == want
+
+
+def test_class_width_decides_the_subclass(core):
+    """0300 and 030000 are both a VGA controller: four digits are base class and subclass."""
+    cols = [pa.array(["a", "b", "c"]), pa.array(["10de"] * 3), pa.array(["27b0"] * 3),
+            pa.array(["0300", "030000", "0003"]), pa.array([None] * 3, pa.string()),
+            pa.array([None] * 3, pa.string())]
+    runs = _run(core, cols)
+    assert runs.totals[:, C.R_CARDS].tolist() == [1, 1, 0]  # "0003": base class 0, subclass 3
+
+
+def test_problems_are_coded_by_their_first_field(core):
+    cols = [pa.array(["a"] * 4), pa.array(["10de", "zz", None, "10de"]),
+            pa.array([None, "27b0", "27b0", "27b0"]), pa.array(["0300"] * 4),
+            pa.array(["10de", None, None, "10de"]), pa.array([None, None, None, "1"])]
+    runs = _run(core, cols)
+    codes = dict(zip(runs.problem_rows.tolist(), runs.problem_codes.tolist()))
+    assert codes[0] == 1 * 4 + A.CELL_MISSING          # device missing
+    assert codes[1] == 0 * 4 + A.CELL_BAD              # vendor 'zz'
+    assert codes[2] == 0 * 4 + A.CELL_MISSING          # vendor missing
+    assert 3 not in codes                               # a full subsystem: fine
+    cols[5] = pa.array([None, None, None, None], pa.string())
+    runs = _run(core, cols)
+    assert dict(zip(runs.problem_rows.tolist(), runs.problem_codes.tolist()))[3] == 3 * 4 + A.CELL_PAIR
+
+
+def test_null_servers_are_runs_of_their_own(core):
+    cols = [pa.array(["a", None, None, "a"]), pa.array(["10de"] * 4), pa.array(["27b0"] * 4),
+            pa.array(["0300"] * 4), pa.array([None] * 4, pa.string()), pa.array([None] * 4, pa.string())]
+    assert _run(core, cols).starts.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_bad_arguments_are_typed_errors(core):
+    ok = [A.column_of(pa.array(["a"]), "s")] + [A.column_of(pa.array(["10de"]), "x")] * 5
+    with pytest.raises(InputError, match="six Columns"):
+        core.audit_rows(TABLES, ok[:5], 7)
+    with pytest.raises(InputError, match="length"):
+        core.audit_rows(TABLES, ok[:5] + [A.column_of(pa.array(["1", "2"]), "x")], 7)
+    with pytest.raises(InputError, match="server column"):
+        core.audit_rows(TABLES, [A.absent(1)] + ok[1:], 7)
+    broken = ok[1]._replace(offsets=np.array([0, 1000], dtype=np.int32))
+    with pytest.raises(InputError, match="string buffers"):
+        core.audit_rows(TABLES, ok[:1] + [broken] + ok[2:], 7)
+
+
+def test_merge_runs_follows_the_rollup(core):
+    """Merging runs gives what rolling the rows up per server at once gives."""
+    rng = np.random.default_rng(3)
+    n = 5000
+    status = rng.choice([0, 1, 1, 2, 3, 4, 5], n).astype(np.uint8)
+    card = np.where(status == 1, rng.integers(0, 7, n), -1).astype(np.int16)
+    slices = np.where(status == 1, 4, 0).astype(np.uint16)
+    server = np.sort(rng.integers(0, 300, n))
+    new = (rng.random(n - 1) < 0.3) | (server[1:] != server[:-1])  # runs inside servers
+    run = np.concatenate(([0], np.cumsum(new)))
+    n_runs = int(run[-1]) + 1
+    totals, counts = core.rollup(status, card, slices, run, n_runs, 7)
+    run_server = np.zeros(n_runs, dtype=np.int64)
+    run_server[run] = server
+    got = core.merge_runs(run_server, totals, counts, 300)
+    want = core.rollup(status, card, slices, server, 300, 7)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(keys=st.one_of(
+    st.lists(st.one_of(st.none(), st.text(max_size=40)), max_size=60).map(lambda v: pa.array(v, pa.string())),
+    st.lists(st.one_of(st.none(), st.binary(max_size=40)), max_size=60).map(
+        lambda v: pa.array(v, pa.large_binary())),
+    st.lists(st.one_of(st.none(), st.integers(-2**63, 2**63 - 1)), max_size=60).map(
+        lambda v: pa.array(v, pa.int64()))),
+    seed=st.integers(0, 2**64 - 1), cut=st.integers(0, 3))
+def test_key_hashes_compiled_equals_twin_and_equal_keys_hash_equal(compiled_core, keys, seed, cut):
+    keys = keys.slice(min(cut, len(keys)))
+    col = A.column_of(keys, "server")
+    a, b = compiled_core.key_hashes(col, seed), twin.key_hashes(col, seed)
+    assert a.dtype == np.uint64 and np.array_equal(a, b)
+    values = keys.to_pylist()
+    for i, x in enumerate(values):
+        if x is None:
+            assert a[i] == 0
+        for j in range(i):
+            if values[j] == x and x is not None:
+                assert a[i] == a[j]
+
+
+def test_key_hashes_tell_keys_and_seeds_apart(core):
+    keys = pa.array([f"srv{i:07d}" for i in range(2000)] + ["", "\x00", "\x00\x00", "a" * 8, "a" * 9])
+    h = core.key_hashes(A.column_of(keys, "s"), 1)
+    assert len(set(h.tolist())) == len(keys)  # no collision among these (length is mixed in)
+    assert not np.array_equal(h, core.key_hashes(A.column_of(keys, "s"), 2))
+
+
+def test_key_hashes_arguments(core):
+    with pytest.raises(InputError, match="Column with cells"):
+        core.key_hashes(A.absent(3), 0)
+    with pytest.raises(InputError, match="seed"):
+        core.key_hashes(A.column_of(pa.array(["a"]), "s"), -1)
+    broken = A.column_of(pa.array(["a"]), "s")._replace(offsets=np.array([0, 99], dtype=np.int32))
+    with pytest.raises(InputError, match="string buffers"):
+        core.key_hashes(broken, 0)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.lists(st.integers(0, 40), max_size=300), max_size=6))
+def test_keyset_compiled_equals_twin(compiled_core, batches):
+    """Hashes from a small range repeat often, within a batch and across batches; the set
+    grows past its first capacity."""
+    a, b = compiled_core.KeySet(), twin.KeySet()
+    base = 0
+    first: dict[int, int] = {}
+    for values in batches:
+        h = (np.array(values, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) if values else \
+            np.empty(0, np.uint64)
+        fa, pa_ = a.add(h, base)
+        fb, pb = b.add(h, base)
+        assert np.array_equal(fa, fb) and np.array_equal(pa_, pb)
+        want = [(i, first.setdefault(int(v), base + i)) for i, v in enumerate(h.tolist())]
+        assert [(i, p) for i, p in want if p != base + i] == list(zip(fa.tolist(), pa_.tolist()))
+        base += len(values)
+    assert len(a) == len(b) == len(first)
+
+
+def test_keyset_grows_and_checks_arguments(core):
+    s = core.KeySet()
+    h = np.arange(1, 100_001, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    found, _ = s.add(h, 0)
+    assert len(found) == 0 and len(s) == 100_000
+    found, prior = s.add(h[::-1].copy(), 100_000)
+    assert len(found) == 100_000 and prior.tolist() == list(range(99_999, -1, -1))
+    with pytest.raises(InputError, match="uint64"):
+        s.add(np.arange(3), 0)
+    with pytest.raises(InputError, match="base"):
+        s.add(h[:1], -1)

@@ -1,0 +1,82 @@
+"""Types reach users: the stubs list what the package has, and ``mypy --strict`` on a user's
+script (``tests/typing/user_script.py``) sees real types and rejects names that do not exist."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import gpuclass
+from gpuclass._native import twin
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = Path(gpuclass.__file__).resolve().parent
+
+
+def _stub(name: str) -> ast.Module:
+    return ast.parse((PACKAGE / name).read_text(encoding="utf-8"))
+
+
+def test_package_stub_names_every_lazy_public_name():
+    """``__init__.pyi`` imports each name of ``gpuclass.__all__`` from the module that serves it."""
+    stub = {a.asname or a.name: "gpuclass." + (node.module or "")
+            for node in _stub("__init__.pyi").body if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert stub == gpuclass._LAZY
+    declared = {n.target.id for n in _stub("__init__.pyi").body if isinstance(n, ast.AnnAssign)}
+    assert set(gpuclass.__all__) - set(stub) == {"__version__"} <= declared
+
+
+def test_core_stub_matches_the_core():
+    """``_core.pyi`` declares the core's names with the twin's parameters (both cores share them)."""
+    tree = _stub("_core.pyi")
+    funcs = {n.name: [a.arg for a in n.args.args] for n in tree.body if isinstance(n, ast.FunctionDef)}
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    consts = {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+    assert set(funcs) | set(classes) | consts == set(twin.__all__)
+    for name, params in funcs.items():
+        assert params == list(inspect.signature(getattr(twin, name)).parameters), name
+    for name, node in classes.items():
+        methods = {m.name for m in node.body if isinstance(m, ast.FunctionDef)}
+        public = {m for m in vars(getattr(twin, name)) if not m.startswith("_") or m in ("__init__", "__len__")}
+        assert methods >= {m for m in public if callable(getattr(getattr(twin, name), m))}, name
+
+
+NEGATIVE = """\
+import gpuclass
+
+gpuclass.does_not_exist()
+reveal_type(gpuclass.default_database())
+reveal_type(gpuclass.inspect("/"))
+reveal_type(gpuclass.audit_paths)
+reveal_type(gpuclass.default_database().class_names([0x030200]))
+"""
+
+
+def _mypy(tmp_path: Path, *files: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if not {"site-packages", "dist-packages"} & set(PACKAGE.parent.parts):
+        # a source checkout or an editable install: point mypy at the package itself
+        env["MYPYPATH"] = str(PACKAGE.parent)
+    # imported modules are read, not judged: what counts is what the user's code sees
+    cmd = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-error-summary",
+           "--cache-dir", str(tmp_path / "cache"), *map(str, files)]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+
+
+def test_mypy_strict_on_a_user_script(tmp_path):
+    neg = tmp_path / "negative.py"
+    neg.write_text(NEGATIVE)
+    proc = _mypy(tmp_path, HERE / "typing" / "user_script.py", neg)
+    lines = proc.stdout.splitlines()
+    assert not [ln for ln in lines if "user_script.py" in ln], proc.stdout
+    errors = [ln for ln in lines if "error:" in ln]
+    assert len(errors) == 1 and 'Module has no attribute "does_not_exist"' in errors[0], proc.stdout
+    revealed = [ln.split("Revealed type is ", 1)[1] for ln in lines if "Revealed type is" in ln]
+    assert revealed[0] == '"gpuclass.db.database.PciDatabase"'
+    assert revealed[1] == '"gpuclass.provisioner.HardwareReport"'
+    assert "gpuclass.audit.paths.AuditRun" in revealed[2]  # an iterator of ServerReport
+    assert revealed[3] in ('"list[str | None]"', '"builtins.list[builtins.str | None]"')

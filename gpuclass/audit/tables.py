@@ -87,6 +87,10 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
         while True:
             try:
                 batch = next(it, None)
+                if batch is not None:
+                    # pyarrow does not check that text read from Parquet is UTF-8: a damaged
+                    # string would only fail later, when a cell is converted
+                    batch.validate(full=True)
             except Exception as exc:  # a damaged row group
                 raise SourceError(where, None, f"unreadable Parquet data after row {row}: {exc}") from None
             if batch is None:

@@ -219,6 +219,19 @@ def test_parquet_and_frames(tmp_path):
     assert audit_frame(ints).column("slices").to_pylist() == [4]
 
 
+def test_parquet_text_that_is_not_utf8_is_unreadable_data(tmp_path):
+    """pyarrow does not check Parquet strings as it reads them: a damaged one must be the
+    typed error of any damaged row group, not a UnicodeDecodeError at the first cell."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    good = ["10de", "27b0", "0300"]
+    cols = {"server": pa.array([b"srv1", b"srv2", b"\xb0v3", b"srv4"]).view(pa.string()),
+            **{k: [v] * 4 for k, v in zip(("vendor", "device", "class"), good)}}
+    pq.write_table(pa.table(cols), tmp_path / "ids.parquet", row_group_size=2)
+    with pytest.raises(SourceError, match=r"ids.parquet: unreadable Parquet data after row \d+: .*UTF-?8"):
+        list(audit_paths([tmp_path / "ids.parquet"]))
+
+
 def test_text_frames():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"id": [r["id"] for r in AUCTION], "description": [r["description"] for r in AUCTION],

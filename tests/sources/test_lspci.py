@@ -85,6 +85,63 @@ def test_vmm():
     assert t.companion_mask().tolist() == [False, True]
 
 
+# NUMA node and IOMMU group past an int32: unknown, and that device alone flagged, as a
+# sysfs attribute past an int32 is (lspci prints what the kernel gives it, as %d)
+PAST_INT32 = ["2147483648", "-2147483649", "4294967296", "0" * 20 + "9" * 11, "9" * 5000]
+
+
+def _details(form: str, numa, group) -> str:
+    """A dump whose NVIDIA GPU has these NUMA node and IOMMU group values (detail lines
+    after them, such as the driver, must still be read)."""
+    if form == "vmm":
+        return VMM.replace("NUMANode:\t1", f"NUMANode:\t{numa}").replace("IOMMUGroup:\t50",
+                                                                         f"IOMMUGroup:\t{group}")
+    return N_VK.replace("latency 0, IRQ 130\n", f"latency 0, IRQ 130\n\tNUMA node: {numa}\n"
+                                                f"\tIOMMU group: {group}\n")
+
+
+@pytest.mark.parametrize("value", PAST_INT32)
+@pytest.mark.parametrize("field", ["numa_node", "iommu_group"])
+@pytest.mark.parametrize("form", ["vmm", "n"])
+def test_a_number_past_int32_flags_its_device_only(form, field, value):
+    clean = parse_lspci(_details(form, 1, 7))
+    numa, group = (value, 7) if field == "numa_node" else (1, value)
+    t = parse_lspci(_details(form, numa, group))
+    i = int(np.flatnonzero(clean.gpu_mask())[0])
+    assert t.invalid_mask().tolist() == [j == i for j in range(len(t))]
+    assert "out of range" in t.problems[i] and repr(value[:32]) in t.problems[i]
+    assert getattr(t, field)[i] == -1
+    other = "iommu_group" if field == "numa_node" else "numa_node"
+    assert getattr(t, other)[i] == getattr(clean, other)[i] != -1
+    assert (t.vendor[i], t.device[i], t.driver[i]) == (clean.vendor[i], clean.device[i], "nvidia")
+    keep = np.arange(len(t)) != i
+    assert t.take(keep).equals(clean.take(keep), text=True)
+
+
+@pytest.mark.parametrize("form", ["vmm", "n"])
+def test_numbers_at_the_edge_of_int32_are_values(form):
+    t = parse_lspci(_details(form, "2147483647", "0002147483647"))
+    assert not t.invalid_mask().any()
+    i = int(np.flatnonzero(t.gpu_mask())[0])
+    assert t.numa_node[i] == t.iommu_group[i] == 2**31 - 1
+
+
+def test_scan_of_a_dump_past_int32_flags_one_device(tmp_path):
+    import json
+
+    from helpers import run
+
+    p = tmp_path / "lspci-vmm.txt"
+    p.write_text(VMM + "NUMANode:\t4294967296\nIOMMUGroup:\t" + "9" * 40 + "\n")
+    proc = run("scan", "--lspci", p, "-o", "json")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["count"] == 2 and out["summary"]["supported_cards"] == 1
+    bad = [d for d in out["devices"] if d["problem"]]
+    assert len(bad) == 1 and bad[0]["slot"] == "0000:01:00.1" and bad[0]["numa_node"] is None
+    assert "NUMANode out of range '4294967296'" in bad[0]["problem"]
+
+
 def test_vmm_progif_before_class_and_broken_block():
     text = ("Slot:\t00:14.0\nProgIf:\t30\nClass:\tUSB controller [0c03]\nVendor:\tIntel [8086]\n"
             "Device:\tX [a7ed]\n\nSlot:\t00:15.0\nClass:\tSerial bus controller\n"

@@ -46,6 +46,7 @@ ODD_VMM_LINES = [
     "SVendor:\t", "SDevice:\tjunk", "Rev:\tzz", "Rev:\ta1", "ProgIf:\t01", "Driver:\t", "Driver:\t nvidia ",
     "NUMANode:\t-1", "NUMANode:\tnone", "IOMMUGroup:\t007", "Module:\tnvidia", "Module:\tnouveau",
     "no colon here", "Vendor:\tDr\u00e4ger [1234]", "Class:VGA [0300]", "Slot:  01:00.0  ",
+    "NUMANode:\t4294967296", "IOMMUGroup:\t" + "9" * 40, "NUMANode:\t2147483647",
 ]
 
 
@@ -71,6 +72,7 @@ def test_vmm_fast_equals_reference(data, fmt, reps, odd, crlf):
 @pytest.mark.parametrize("text", [
     VMM, VMM * 3, "\n\n" + VMM + "\n\n\n\n" + VMM, VMM.replace("\n\n", "\n \n"), "", "\n\n\n",
     VMM + "Slot:\t02:00.0\n", VMM.replace("Rev:", "Rev:\t0x", 1),
+    VMM.replace("NUMANode:\t1", "NUMANode:\t-2147483649") * 2, VMM + "IOMMUGroup:\t" + "9" * 5000 + "\n",
 ])
 def test_vmm_fast_equals_reference_on_examples(text):
     got = L.parse_lspci_vmm(text)

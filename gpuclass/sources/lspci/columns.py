@@ -17,7 +17,7 @@ from ...devices import DeviceTable
 from ...ids import ADDRESS_PATTERN, ascii_matrix, hex_matrix, parse_address
 
 __all__ = ["H2", "H4", "ADDR", "ADDR_ONLY", "NAMED_ID", "DEC", "HEX4", "DOMAIN", "ADDRESS_COLUMNS",
-           "hex_fixed", "hex_optional", "hex_variable", "texts", "named_ids", "addresses", "flagged",
+           "dec_field", "range_problem", "hex_fixed", "hex_optional", "hex_variable", "texts", "named_ids", "addresses", "flagged",
            "object_array", "Rows", "set_address"]
 
 H2 = r"[0-9a-fA-F]{2}"
@@ -28,6 +28,29 @@ NAMED_ID = re.compile(rf"^(?:(.*?) \[)?({H4})\]?$")
 DEC = re.compile(r"-?[0-9]+")
 HEX4 = re.compile(H4)
 DOMAIN = re.compile(r"[0-9a-fA-F]{4,8}:")
+_INT32 = (-2**31, 2**31 - 1)
+
+
+def dec_field(value: str) -> int | None:
+    """An optional decimal field of lspci (``NUMA node``, ``IOMMU group``): its value, -1 for
+    none (a negative number, or text that is not a number), or None when it lies past an
+    int32, as a sysfs attribute's would: the caller flags the device, the value unknown.
+
+    >>> dec_field(" 3 "), dec_field("-1"), dec_field("n/a"), dec_field("4294967296")
+    (3, -1, -1, None)
+    """
+    v = value.strip()
+    if not DEC.fullmatch(v):
+        return -1
+    # the length first: int() of thousands of digits is refused (and slow)
+    if len(v.lstrip("-").lstrip("0")) > 10 or not _INT32[0] <= int(v) <= _INT32[1]:
+        return None
+    return max(int(v), -1)
+
+
+def range_problem(where: str, key: str, value: str) -> str:
+    """The problem of a device whose ``key`` lies past an int32 (see :func:`dec_field`)."""
+    return f"{where}: {key} out of range {value.strip()[:32]!r} (taken as unknown)"
 
 
 def hex_fixed(col: Sequence[str], width: int) -> np.ndarray:

@@ -17,7 +17,7 @@ import re
 
 from ...constants import FLAG_PF, FLAG_VF
 from ...devices import DeviceTable
-from .columns import ADDR, ADDR_ONLY, H2, H4, Rows, set_address
+from .columns import ADDR, ADDR_ONLY, H2, H4, Rows, dec_field, range_problem, set_address
 
 __all__ = ["parse_lspci_n"]
 
@@ -48,7 +48,7 @@ def _reason(line: str) -> str:
     return "malformed lspci -n line (unexpected text around the IDs)"
 
 
-def _detail(rec: dict, key: str, value: str) -> None:
+def _detail(rec: dict, key: str, value: str, where: str) -> None:
     if key == "Subsystem":
         m = _SUB_IDS.search(value)
         if m:
@@ -57,10 +57,12 @@ def _detail(rec: dict, key: str, value: str) -> None:
                        subvendor_text=value[:at - 2] if value[at - 2:at] == " [" else None)
     elif key == "Kernel driver in use":
         rec["driver"] = value.strip() or None
-    elif key == "NUMA node" and re.fullmatch(r"-?[0-9]+", value.strip()):
-        rec["numa_node"] = max(int(value), -1)
-    elif key == "IOMMU group" and re.fullmatch(r"[0-9]+", value.strip()):
-        rec["iommu_group"] = int(value)
+    elif key in ("NUMA node", "IOMMU group"):
+        number = dec_field(value)
+        if number is None:  # past an int32: unknown, and the device flagged (as by sysfs)
+            rec.setdefault("_range", []).append(range_problem(where, key, value))
+            number = -1
+        rec["numa_node" if key == "NUMA node" else "iommu_group"] = number
     elif key == "Capabilities" and "(SR-IOV)" in value:
         rec["_sriov"] = True
     elif rec.get("_sriov"):
@@ -72,6 +74,14 @@ def _detail(rec: dict, key: str, value: str) -> None:
         m = _SRIOV_OFFSET.search(line)
         if m:
             rec["_vf"] = (int(m.group(1)), int(m.group(2)))
+
+
+def _add(rows: Rows, rec: dict) -> None:
+    """Add a device; a detail past an int32 flags it, unless something worse already has."""
+    ranges = rec.pop("_range", None)
+    if ranges and "problems" not in rec:
+        rec["problems"] = "; ".join(ranges)
+    rows.add(rec)
 
 
 def _mark_vfs(rows: Rows) -> None:
@@ -113,10 +123,10 @@ def parse_lspci_n(text: str, source: str = "lspci -n", first_line: int = 1) -> D
             if "problems" in rec:
                 continue
             key, _, value = line.strip().partition(": ")
-            _detail(rec, key, value)
+            _detail(rec, key, value, f"{source}:{lineno}")
             continue
         if rec is not None:
-            rows.add(rec)
+            _add(rows, rec)
         m = _N.match(line)
         if m is None:
             rec = {"problems": f"{source}:{lineno}: "
@@ -132,6 +142,6 @@ def parse_lspci_n(text: str, source: str = "lspci -n", first_line: int = 1) -> D
                "vendor": int(v, 16), "device": int(dv, 16), "revision": int(rev, 16) if rev else 0,
                "class_text": cls_t, "device_text": vd_t}
     if rec is not None:
-        rows.add(rec)
+        _add(rows, rec)
     _mark_vfs(rows)
     return rows.table(source, ("class_text", "device_text", "subvendor_text"))

@@ -20,7 +20,17 @@ import numpy as np
 
 from ...devices import DeviceTable
 from ...ids import ascii_matrix, hex_matrix, parse_address
-from .columns import DEC, H2, NAMED_ID, Rows, addresses, named_ids, object_array, set_address
+from .columns import (
+    H2,
+    NAMED_ID,
+    Rows,
+    addresses,
+    dec_field,
+    named_ids,
+    object_array,
+    range_problem,
+    set_address,
+)
 
 __all__ = ["parse_lspci_vmm"]
 
@@ -35,6 +45,7 @@ def _vmm_record(lines: list[str], start: int, source: str) -> dict:
     does not take comes here, and the fast path gives exactly its answer.
     """
     rec: dict = {}
+    ranges = []  # numbers past an int32: flag the block unless something worse does
     for lineno, line in enumerate(lines, start):
         key, sep, value = line.partition(":")
         if not sep or not (key.isalnum() and key.isascii()) or value[:1] not in ("\t", ""):
@@ -81,8 +92,11 @@ def _vmm_record(lines: list[str], start: int, source: str) -> dict:
         elif key == "Driver":
             rec["driver"] = value or None
         elif key in ("NUMANode", "IOMMUGroup"):
-            if DEC.fullmatch(value):
-                rec["numa_node" if key == "NUMANode" else "iommu_group"] = max(int(value), -1)
+            number = dec_field(value)
+            if number is None:  # unknown, and the device flagged (as by sysfs)
+                ranges.append(range_problem(f"{source}:{lineno}", key, value))
+                number = -1
+            rec["numa_node" if key == "NUMANode" else "iommu_group"] = number
         # other keys (Module, PhySlot, DeviceName, ...) carry nothing we classify by
     missing = [k for k, col in (("Class", "class_code"), ("Vendor", "vendor"),
                                 ("Device", "device")) if col not in rec]
@@ -90,6 +104,8 @@ def _vmm_record(lines: list[str], start: int, source: str) -> dict:
         rec["problems"] = f"{source}:{start}: no valid Slot line"
     if missing and "problems" not in rec:
         rec["problems"] = f"{source}:{start}: missing or malformed {', '.join(missing)}"
+    if ranges and "problems" not in rec:
+        rec["problems"] = "; ".join(ranges)
     if "_sub" in rec:
         rec["has_subsystem"] = rec["_sub"] == 2
     return rec
@@ -186,16 +202,16 @@ def _vmm_fast_rows(chunks: list[str], source: str, first_line: int = 1) -> list[
             if raw is not None:
                 numa = dec.get(raw, miss)
                 if numa is miss:
-                    numa = dec[raw] = _dec_value(raw)
-                if numa is None:
-                    numa = -1
+                    numa = dec[raw] = dec_field(raw)
+                if numa is None:  # past an int32: _vmm_record flags the block
+                    raise _Unusual
             raw = get("IOMMUGroup")
             if raw is not None:
                 group = dec.get(raw, miss)
                 if group is miss:
-                    group = dec[raw] = _dec_value(raw)
+                    group = dec[raw] = dec_field(raw)
                 if group is None:
-                    group = -1
+                    raise _Unusual
             driver = get("Driver")
             if driver is not None:
                 driver = driver.strip() or None
@@ -224,11 +240,6 @@ def _slot_value(raw: str) -> tuple | None:
 def _hex2_value(raw: str) -> int | None:
     v = raw.strip()
     return int(v, 16) if re.fullmatch(H2, v) else None
-
-
-def _dec_value(raw: str) -> int | None:
-    v = raw.strip()
-    return max(int(v), -1) if DEC.fullmatch(v) else None
 
 
 # Keys the column-wise -vmm path decodes, each with the ':' that ends it.
@@ -349,7 +360,9 @@ def _vmm_columns(text: str, source: str) -> DeviceTable | None:
     numbers = []
     for k in (9, 10):  # NUMANode, IOMMUGroup: a value that is not a number is no value
         vals = per_key[k][1]
-        cache = {v: (max(int(v), -1) if DEC.fullmatch(v) else -1) for v in set(vals)}
+        cache = {v: dec_field(v) for v in set(vals)}
+        if None in cache.values():
+            return None  # a number past an int32: the exact path flags its block
         numbers.append(scatter(k, list(map(cache.__getitem__, vals)), -1))
     drivers = [v or None for v in per_key[8][1]]
     (subvendor, subvendor_text, has_sv), (subdevice, subdevice_text, has_sd) = subs

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import InputError
+from ..printable import printable, safe_json
 from .report import CSV_COLUMNS, AuditSummary, ServerReport
 
 __all__ = ["write_reports", "OUTPUT_FORMATS"]
@@ -29,6 +30,10 @@ _PARQUET_BATCH = 65536  # reports per row group when reports come one by one
 def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *,
                   summary_line: bool = False, policy: Any = None) -> AuditSummary:
     """Write reports as they come (``fmt`` one of ``OUTPUT_FORMATS``); return the totals.
+
+    Text that is not printable (controls, bidi overrides) is escaped in the table and
+    written as ``\\u`` escapes in JSON (readers get the same strings back); CSV and
+    Parquet keep the data as it is (quoted, typed).
 
     ``json`` writes ``{"reports": [...], "summary": {...}}``; ``ndjson`` one report
     per line and nothing else (``summary_line`` adds a last ``{"summary": ...}``
@@ -55,17 +60,17 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
         sep = "\n  "
         for r in _each(reports):
             summary.add(r)
-            out.write(sep + json.dumps(r.to_dict(), ensure_ascii=False))
+            out.write(sep + safe_json(json.dumps(r.to_dict(), ensure_ascii=False)))
             sep = ",\n  "
         _skipped(summary, reports)
-        out.write('\n], "summary": ' + json.dumps(summary.to_dict(), ensure_ascii=False) + "}\n")
+        out.write('\n], "summary": ' + safe_json(json.dumps(summary.to_dict(), ensure_ascii=False)) + "}\n")
     elif fmt == "ndjson":
         for r in _each(reports):
             summary.add(r)
-            out.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+            out.write(safe_json(json.dumps(r.to_dict(), ensure_ascii=False)) + "\n")
         _skipped(summary, reports)
         if summary_line:
-            out.write(json.dumps({"summary": summary.to_dict()}, ensure_ascii=False) + "\n")
+            out.write(safe_json(json.dumps({"summary": summary.to_dict()}, ensure_ascii=False)) + "\n")
     elif fmt == "csv":
         w = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
         w.writeheader()
@@ -86,10 +91,10 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
             flag = " !" if r.problems else ""
             text = r.reason + (f" [problems: {'; '.join(r.problems)}]" if r.problems and
                                not r.reason.startswith("flagged") else "")
-            out.write(f"{r.row:>7}  {_cut(r.server or '-', 20):<20} {'yes' if r.gpu_capable else 'no':<3}"
-                      f"  {r.slices:>6}  {text}{flag}\n")
+            out.write(f"{r.row:>7}  {_cut(printable(r.server or '-'), 20):<20} {'yes' if r.gpu_capable else 'no':<3}"
+                      f"  {r.slices:>6}  {printable(text)}{flag}\n")
         _skipped(summary, reports)
-        out.write("\n" + summary.line() + "\n")
+        out.write("\n" + printable(summary.line()) + "\n")
     return summary
 
 

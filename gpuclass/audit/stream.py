@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from .._native import core, key_column
-from ..errors import InputError
 from ..policy import compile_policy
 from .columnar import AuditTable, Runs, audit_batches, build_result, field_columns, result_columns
 
@@ -41,7 +40,6 @@ __all__ = ["iter_audit", "prefetch", "audit_parquet", "write_parquet", "result_s
            "output_table", "reports_table", "PARQUET_COLUMNS", "CHUNK_ROWS"]
 
 CHUNK_ROWS = 1 << 20    # rows audited at a time: large enough that per-chunk work is noise
-BATCH_ROWS = 1 << 17    # rows per batch read from a Parquet file
 
 
 def prefetch(items: Iterable[Any], depth: int = 2) -> Iterator[Any]:
@@ -252,27 +250,16 @@ def result_schema(compiled: Any, server_type: Any = None):
     return pa.schema([(c, types.get(c, pa.int32())) for c in result_columns(compiled)])
 
 
-def _parquet_batches(path: str | os.PathLike, columns: list[str] | None, batch_rows: int):
-    import pyarrow.parquet as pq
-
-    try:
-        pf = pq.ParquetFile(path)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{os.fspath(path)}: not a readable Parquet file: {exc}") from None
-    names = pf.schema_arrow.names
-    wanted = None if columns is None else [c for c in names if c in set(columns)]
-    return pf.schema_arrow, pf.iter_batches(batch_size=batch_rows, columns=wanted)
-
-
 def audit_parquet(path: str | os.PathLike, *, policy: Any = None, server_column: str | None = None,
                   db: Any = None, chunk_rows: int = CHUNK_ROWS) -> Iterator[AuditTable]:
     """:func:`iter_audit` over a Parquet device table, read by row group (only the device
-    columns are read)."""
-    schema, _ = _parquet_batches(path, [], 1)
-    fields = field_columns(schema, server_column)
-    _, batches = _parquet_batches(path, [c for c in fields.values() if c is not None], BATCH_ROWS)
-    return iter_audit(batches, policy=policy, server_column=server_column,
-                      source=os.fspath(path), db=db, chunk_rows=chunk_rows)
+    columns; a file pyarrow cannot read, or damaged text in a row group, is a
+    :class:`~gpuclass.errors.SourceError` naming the file)."""
+    from .tables import parquet_batches
+
+    name = os.fspath(path)
+    return iter_audit(prefetch(parquet_batches(name, server_column, name)), policy=policy,
+                      server_column=server_column, source=name, db=db, chunk_rows=chunk_rows)
 
 
 def write_parquet(results: Iterable[AuditTable], out: str | os.PathLike, *, policy: Any = None,

@@ -14,6 +14,8 @@ import os
 import re
 import sys
 
+from ..printable import printable
+
 NAME = "audit"
 HELP = "classify whole inventories, one report per server"
 DESCRIPTION = ("Audit server inventories: auction feeds (an object with a server list, or a bare "
@@ -132,13 +134,13 @@ def run(args) -> int:
             reports, fmt, out, summary_line=summary_line, policy=args.policy), binary=fmt == "parquet")
     _tell_skipped(summary.skipped)
     if fmt == "ndjson" and not args.ndjson_summary:
-        sys.stderr.write(f"gpuclass audit: {summary.line()}\n")
+        sys.stderr.write(printable(f"gpuclass audit: {summary.line()}") + "\n")
     return 1 if summary.flagged or summary.skipped else 0
 
 
 def _tell_skipped(skipped: list) -> None:
     for item in skipped[:_SKIPPED_SHOWN]:
-        sys.stderr.write(f"gpuclass audit: skipped {item['input']}: {item['reason']}\n")
+        sys.stderr.write(printable(f"gpuclass audit: skipped {item['input']}: {item['reason']}") + "\n")
     if len(skipped) > _SKIPPED_SHOWN:
         sys.stderr.write(f"gpuclass audit: ... and {len(skipped) - _SKIPPED_SHOWN} more skipped "
                          "(all in the summary of --format json)\n")

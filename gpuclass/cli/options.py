@@ -25,6 +25,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from ..printable import printable, safe_json
+
 __all__ = ["FORMATS", "SHARED", "UsageError", "HelpFormatter", "add_option", "add_command",
            "emit", "emit_json", "emit_yaml", "emit_table", "emit_lines", "printable", "given", "reject",
            "require", "hardware_report", "load_report", "yes", "exit_codes"]
@@ -153,60 +155,13 @@ def require(args: argparse.Namespace, dests: tuple[str, ...], needs: str) -> Non
 # -- output -------------------------------------------------------------------------
 
 
-def printable(text: str) -> str:
-    r"""``text`` safe to print as one line on a terminal: every control character, line or
-    paragraph separator and invisible format character (a bidi override) escaped, and
-    bytes that were not UTF-8 (decoded as surrogates) shown as ``\xNN``.
-
-    Names and paths come from input (a device entry, a pci.ids, a manifest): without
-    this a newline in one would inject a row, and an escape sequence would drive the
-    terminal.
-
-    >>> printable("GPU\n0000:02:00.0  fake row\x1b[2J \udcff ok")
-    'GPU\\n0000:02:00.0  fake row\\x1b[2J \\xff ok'
-    """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else _escape(c) for c in text)
-
-
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape(c: str) -> str:
-    code = ord(c)
-    if c in _NAMED:
-        return _NAMED[c]
-    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
-        return f"\\x{code - 0xDC00:02x}"
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
-def _json_escape(c: str) -> str:
-    code = ord(c)
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-
-
 def emit_json(obj: Any, compact: bool = False) -> None:
-    """JSON on stdout (``compact``: one line), terminal-safe: every character that is not
-    printable (controls, separators, bidi overrides, bytes that were not UTF-8) written as
-    a ``\\u`` escape, which every JSON reader turns back into the same string."""
+    """JSON on stdout (``compact``: one line), terminal-safe (:func:`gpuclass.printable.safe_json`)."""
     import json
 
     text = (json.dumps(obj, separators=(",", ":"), ensure_ascii=False) if compact
             else json.dumps(obj, indent=2, ensure_ascii=False))
-    if not text.replace("\n", "").isprintable():  # only inside strings: the structure is ASCII
-        lines = text.split("\n")
-        for i, line in enumerate(lines):
-            if not line.isprintable():
-                lines[i] = "".join(c if c.isprintable() else _json_escape(c) for c in line)
-        text = "\n".join(lines)
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(safe_json(text) + "\n")
 
 
 def emit_yaml(obj: Any) -> None:

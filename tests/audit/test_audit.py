@@ -365,3 +365,21 @@ def test_flat_rows_follow_the_csv_columns():
 
     for r in audit_records(AUCTION):
         assert tuple(r.to_flat()) == CSV_COLUMNS
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "ndjson"])
+def test_hostile_listing_text_is_escaped_on_the_terminal(fmt):
+    """A server name or text with escape sequences, newlines or bidi overrides cannot drive
+    the terminal or inject a row; JSON readers get the same strings back."""
+    hostile = "evil\x1b[2J\nfake-row\u202e\x85"
+    recs = [{"id": hostile, "description": [hostile + " RTX 6000 Ada"]}]
+    buf = io.StringIO()
+    write_reports(audit_records(recs), fmt, buf)
+    text = buf.getvalue()
+    assert "\x1b" not in text and "\u202e" not in text and "\x85" not in text
+    if fmt == "table":
+        assert "\\nfake-r" in text and len(text.splitlines()) == 4   # header, one row, blank, totals
+    else:
+        doc = json.loads(text) if fmt == "json" else json.loads(text.splitlines()[0])
+        server = (doc["reports"][0] if fmt == "json" else doc)["server"]
+        assert server == hostile

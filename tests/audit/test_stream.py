@@ -12,7 +12,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from gpuclass.audit import audit_device_rows  # noqa: E402
 from gpuclass.audit.columnar import audit_table  # noqa: E402
 from gpuclass.audit.stream import audit_parquet, iter_audit, result_schema, write_parquet  # noqa: E402
-from gpuclass.errors import InputError  # noqa: E402
+from gpuclass.errors import InputError, SourceError  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
 FIELDS = ("server", "vendor", "device", "subvendor", "subdevice", "class")
@@ -136,7 +136,7 @@ def test_empty_and_unreadable_inputs(tmp_path):
     assert list(iter_audit([])) == []
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 not really")
-    with pytest.raises(InputError, match="bad.parquet: not a readable Parquet file"):
+    with pytest.raises(SourceError, match="bad.parquet.*not a Parquet file"):
         audit_parquet(bad)
     lacking = tmp_path / "lacking.parquet"
     pq.write_table(pa.table({"server": ["a"], "vendor": ["10de"]}), lacking)
@@ -192,3 +192,14 @@ def test_blank_server_names_are_no_names(core):
     got = [r for t in iter_audit(_table(rows).to_batches(), kernel=core) for r in t]
     assert _answers(got) == want
     assert [r.server for r in got] == [None] * len(blanks) + ["a", "\u200b"]  # U+200B is no space
+
+
+def test_damaged_text_in_a_row_group_is_a_source_error(tmp_path):
+    """Bytes that are not UTF-8 in a string column: the file is named, no traceback."""
+    good = _table([("a", "10de", "27b0", "", "", "0300")])
+    path = tmp_path / "d.parquet"
+    t = pa.table({c: (pa.array([b"\xff\xfe"], pa.binary()).cast(pa.string(), safe=False) if c == "server"
+                      else good.column(c)) for c in good.column_names})
+    pq.write_table(t, path)
+    with pytest.raises(SourceError, match="d.parquet"):
+        list(audit_parquet(path))

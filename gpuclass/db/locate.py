@@ -12,12 +12,8 @@ b'#'
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 import re
-import zlib
 from pathlib import Path
 
 from ..errors import PciIdsError, SourceError
@@ -90,6 +86,11 @@ def resolve_path(path: str | os.PathLike | None = None) -> Path:
 
 
 def _decompress(raw: bytes, name: str) -> bytes:
+    import bz2  # the compression modules only for a compressed file
+    import gzip
+    import lzma
+    import zlib
+
     try:
         if raw[:2] == b"\x1f\x8b":
             kind = "gzip"

@@ -79,12 +79,31 @@ def _partition_len(part, compiled):
     return len(partition_audit(part, compiled))
 
 
+# A worker could not import this module (pytest loads it by path): functions sent to a
+# worker are built here, so that cloudpickle sends them by value.
+def _on_worker():
+    return lambda part, compiled: len(partition_audit(part, compiled))
+
+
+RESULT_TIMEOUT = 900  # a lost worker fails the benchmark instead of hanging it
+
+
 @pytest.mark.benchmark(group="dask partition")
 def test_partition_on_a_worker(benchmark, one_worker, partition):
+    import gpuclass._native as native
+
+    def core_is_compiled():
+        import gpuclass._native as native
+
+        return native.core.IS_COMPILED
+
     compiled = compile_policy()
+    # the worker runs the same core as this process (not a twin from another path)
+    assert set(one_worker.run(core_is_compiled).values()) == {native.core.IS_COMPILED}
     [part] = one_worker.scatter([partition])
     benchmark.extra_info["role"] = "gpuclass"
-    n = benchmark.pedantic(lambda: one_worker.submit(_partition_len, part, compiled, pure=False).result(),
+    task = _on_worker()
+    n = benchmark.pedantic(lambda: one_worker.submit(task, part, compiled, pure=False).result(RESULT_TIMEOUT),
                            rounds=5, iterations=1, warmup_rounds=1)
     assert n == len(partition_audit(partition, compiled))
 
@@ -110,7 +129,7 @@ def dataset(tmp_path_factory, quick):
 
 
 def _audit_on(client, path: str) -> int:
-    return int(audit(dd.read_parquet(path)).compute(scheduler=client.get)["rows"].sum())
+    return int(client.compute(audit(dd.read_parquet(path))).result(RESULT_TIMEOUT)["rows"].sum())
 
 
 @pytest.mark.benchmark(group="dask 2 workers")

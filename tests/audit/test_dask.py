@@ -7,6 +7,7 @@ travel small and arrive as one cached, frozen copy per process.
 
 from __future__ import annotations
 
+import os
 import pickle
 import re
 
@@ -18,6 +19,7 @@ pa = pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
+import gpuclass  # noqa: E402
 import gpuclass.dask as gdask  # noqa: E402
 from gpuclass.audit.columnar import audit_table  # noqa: E402
 from gpuclass.db import default_database  # noqa: E402
@@ -81,6 +83,21 @@ def test_a_parquet_dataset_path(client, tmp_path):
     local = audit_table(df).table.to_pandas()
     for a, b in zip(_comparable(got), _comparable(local)):
         pd.testing.assert_frame_equal(a, b, check_dtype=False)
+
+
+def test_the_workers_run_the_same_core_as_this_process(client):
+    """A worker that imported gpuclass from elsewhere (a source tree on its path, without
+    the built core) would run the twin silently, many times slower."""
+    import gpuclass._native as native
+
+    def core(_=None):
+        import gpuclass
+        import gpuclass._native as there
+
+        return there.core.IS_COMPILED, os.path.dirname(gpuclass.__file__)
+
+    here = (native.core.IS_COMPILED, os.path.dirname(gpuclass.__file__))
+    assert set(client.run(core).values()) == {here}
 
 
 def test_the_policy_and_database_travel_small_and_arrive_frozen(client):

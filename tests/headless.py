@@ -57,10 +57,13 @@ class Chromium:
                 "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND",
                 "about:blank"]
         self.log = profile / "chromium.log"
+        # the browser is not ours to instrument: no sanitizer runtime preloaded into it
+        # (tools/sanitize.sh preloads ASan/UBSan for the tests' own processes)
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(["bash", "-c", f'exec "$@" 3<&{cmd_r} 4>&{out_w}', "bash", *args],
                                          pass_fds=(cmd_r, out_w), stdin=subprocess.DEVNULL,
-                                         stdout=log, stderr=log)
+                                         stdout=log, stderr=log, env=env)
         os.close(cmd_r)
         os.close(out_w)
         self._buf = b""

@@ -8,6 +8,12 @@ import pytest
 
 from gpuclass import _native
 
+# The processes the tests start (``python -c``, ``python -m``) import the package this
+# process imported, never the sources of the directory they start in (Python 3.11+): from
+# a checkout whose core is not built in place those sources would load the twin, and a
+# test of the compiled core would silently test the twin.
+os.environ["PYTHONSAFEPATH"] = "1"
+
 
 CORES = {"compiled": _native.compiled, "python": _native.twin}
 

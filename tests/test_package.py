@@ -26,6 +26,16 @@ def test_compiled_core_loaded_unless_disabled():
         assert _native.core.IS_COMPILED is True
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="PYTHONSAFEPATH is Python 3.11's")
+def test_processes_the_tests_start_import_this_package(tmp_path):
+    """From the repository's root (where CI runs), ``python -c`` would put the sources first
+    on its path; the tests' processes import the package under test, core and all."""
+    code = "import gpuclass, gpuclass._native as n; print(gpuclass.__file__, n.core.IS_COMPILED)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=REPO).stdout.split()
+    assert out == [gpuclass.__file__, str(_native.core.IS_COMPILED)]
+
+
 def test_env_switch_selects_the_twin():
     code = "from gpuclass._native import core; print(core.IS_COMPILED, core.__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -291,12 +291,22 @@ def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel:
     columns["invalid_rows"] = pa.array(totals[:, C.R_INVALID])
     columns["rows"] = pa.array(rows.astype(np.int64))
     columns["first_row"] = pa.array(first.astype(np.int64))
-    text: list[str | None] = [None] * n_groups
-    for g, p in problems.items():
-        text[g] = "; ".join(p)
-    columns["problems"] = pa.array(text, pa.string())
+    columns["problems"] = _problem_column(problems, n_groups)
     return AuditTable(pa.table(columns), compiled, problems, group[runs.unsupported_run],
                       runs.unsupported_ids, source, db)
+
+
+def _problem_column(problems: dict[int, list[str]], n: int):
+    """Each group's problems as one string (null where it has none), without a Python
+    list of all the groups."""
+    import pyarrow as pa
+
+    if not problems:
+        return pa.nulls(n, pa.string())
+    where = np.full(n, -1, np.int64)
+    where[np.fromiter(problems.keys(), np.int64, len(problems))] = np.arange(len(problems))
+    texts = pa.array(["; ".join(p) for p in problems.values()], pa.string())
+    return texts.take(pa.array(where, mask=where < 0))
 
 
 def _unsupported_lists(result: AuditTable):

@@ -227,7 +227,7 @@ def _check_column(name: str, c: Column) -> None:
         if (c.offsets is None or c.offsets.dtype != want or c.offsets.shape != (n + 1,)
                 or c.data is None or c.data.dtype != np.uint8
                 or (n and (int(c.offsets[0]) < 0 or int(c.offsets[-1]) > c.data.shape[0]
-                           or bool(np.any(np.diff(c.offsets) < 0))))):
+                           or bool((c.offsets[1:] < c.offsets[:-1]).any())))):
             raise InputError(f"{name}: inconsistent string buffers")
     if c.kind == INT and (c.ints is None or c.ints.dtype != np.int64 or c.ints.shape != (n,)):
         raise InputError(f"{name}: expected {n} int64 cells")

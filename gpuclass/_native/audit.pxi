@@ -6,6 +6,9 @@
 # the matcher's kernel, and its rows are added to their run's totals.  Only the runs,
 # the rows with a problem and the unsupported GPUs' rows come back.
 
+from cpython.pycapsule cimport PyCapsule_Destructor, PyCapsule_GetPointer, PyCapsule_New
+from libc.stdlib cimport realloc
+
 from gpuclass._native.contract import audit as _AU
 
 
@@ -20,15 +23,33 @@ cdef void fill_col(AuditCol* out, object c):
     out.voff = c.voff
 
 
+cdef void free_buffer(object capsule) noexcept:
+    free(PyCapsule_GetPointer(capsule, NULL))
+
+
 cdef object vec_array(AuditVec* v, object dtype, object width):
-    """The vector's items as a numpy array, one row each (``width`` None: 1-D), copied; the
-    vector is freed."""
-    out = np.empty(v.n if width is None else (v.n, width), dtype=dtype)
-    if v.n and out.size:
-        memcpy(cnp.PyArray_DATA(<cnp.ndarray> out), v.p, <size_t> v.n * v.item)
-    free(v.p)
-    v.p = NULL
-    return out
+    """The vector's items as a numpy array, one row each (``width`` None: 1-D).  The array
+    takes the vector's buffer over (trimmed to its items; freed with the array): at ten
+    million rows a copy costs as much again in fresh pages."""
+    cdef cnp.npy_intp dims[2]
+    cdef void* p
+    if v.n == 0 or v.p == NULL or v.item == 0:
+        free(v.p)
+        v.p = NULL
+        return np.empty(v.n if width is None else (v.n, width), dtype=dtype)
+    if v.cap > v.n:
+        p = realloc(v.p, <size_t> v.n * v.item)  # shrinking: a large block is remapped
+        if p != NULL:
+            v.p = p
+            v.cap = v.n
+    dims[0] = v.n
+    dims[1] = 0 if width is None else width
+    capsule = PyCapsule_New(v.p, NULL, <PyCapsule_Destructor> free_buffer)
+    v.p = NULL  # the capsule owns it now
+    arr = cnp.PyArray_SimpleNewFromData(1 if width is None else 2, dims, np.dtype(dtype).num,
+                                        PyCapsule_GetPointer(capsule, NULL))
+    cnp.set_array_base(arr, capsule)
+    return arr
 
 
 def audit_rows(tables, columns, n_cards):
@@ -59,9 +80,16 @@ def audit_rows(tables, columns, n_cards):
     o.nameless.item = sizeof(uint8_t)
     cdef int rc = 0
     cdef int64_t bad = -1
+    cdef int64_t* end
     with nogil:
         if n:
             rc = gpuclass_audit(&ctx, sub_rules, c_cols, n, c_nc, &o, &bad)
+        if rc == 0:  # the runs' starts end with the row count
+            end = <int64_t*> gpuclass_vec_push(&o.starts)
+            if end == NULL:
+                rc = -1
+            else:
+                end[0] = n
     starts = vec_array(&o.starts, np.int64, None)
     totals = vec_array(&o.totals, np.int32, ROLLUP_COLUMNS)
     counts = vec_array(&o.counts, np.int32, c_nc)
@@ -72,7 +100,7 @@ def audit_rows(tables, columns, n_cards):
         raise MemoryError("audit_rows: no memory for the runs")
     if rc == -2:
         raise _AU.overflow_error(bad)
-    return _AU.AuditRuns(np.append(starts, n), totals, counts, problems[:, 0].copy(),
+    return _AU.AuditRuns(starts, totals, counts, problems[:, 0].copy(),
                          problems[:, 1].copy(), unsupported[:, 0].copy(), unsupported[:, 1].copy(),
                          nameless)
 

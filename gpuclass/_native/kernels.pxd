@@ -169,6 +169,7 @@ cdef extern from "gpuclass_audit.h":
         AuditVec problems
         AuditVec unsupported
         AuditVec nameless
+    void* gpuclass_vec_push(AuditVec* v) noexcept nogil
     int gpuclass_audit(const MatchCtx* t, int sub_rules, const AuditCol* cols, int64_t n,
                        int n_cards, AuditOut* o, int64_t* bad) noexcept nogil
     ctypedef struct KeySetC "gpuclass_keyset":

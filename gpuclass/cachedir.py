@@ -18,9 +18,11 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 from .inputs import kind_of
 
@@ -101,16 +103,22 @@ def make_cache_dir(path: str | os.PathLike) -> Path:
     return path
 
 
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a private temporary file renamed over it: a
-    reader sees the old file or the whole new one, never a part."""
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike, *, prefix: str = ".tmp-",
+              mode: int | None = None) -> Iterator[BinaryIO]:
+    """A private temporary file beside ``path`` (opened for binary writing), renamed over
+    ``path`` when the block ends, or removed if it raises: a reader sees the old file or
+    the whole new one, never a part.  ``mode``: the permissions the file gets (default
+    mkstemp's, 0600)."""
     import tempfile
 
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            yield fh
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -118,3 +126,9 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through :func:`replacing`."""
+    with replacing(path) as fh:
+        fh.write(data)

@@ -58,9 +58,9 @@ def require_live() -> bool:
     return os.environ.get(REQUIRE, "") not in ("", "0")
 
 
-def missing(what: str, install: str) -> None:
-    """Skip a live comparison whose tool is missing, or fail when CI requires it."""
-    msg = f"{what} is not installed ({install}); the recorded answers were compared instead"
+def missing(what: str, install: str, instead: str = "the recorded answers were compared instead") -> None:
+    """Skip a live check whose tool is missing, or fail when CI requires it."""
+    msg = f"{what} is not installed ({install}); {instead}"
     if require_live():
         pytest.fail(f"{msg}, but {REQUIRE}=1 requires the live comparison")
     pytest.skip(msg)

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 
 import fakemachine
 import fakesys
 import helpers
 import pytest
+import recorded
 
 from gpuclass.db import bundled_path
 from gpuclass.models import DeviceClassification
 from gpuclass.records import DEVICE_FIELDS, ID_FIELDS, SOURCE_FIELDS
 
 HEX = {"vendor": 4, "device": 4, "svendor": 4, "sdevice": 4, "class": 4, "progif": 2, "rev": 2}
-LSPCI = shutil.which("lspci")
 
 
 def check_ids(rec: dict) -> None:
@@ -85,14 +84,20 @@ def _split(value: str) -> tuple[str | None, str]:
     return m.group(1), m.group(2)
 
 
+@pytest.mark.parametrize("source", ["recorded", "live"])
 @pytest.mark.parametrize("server", ["gex44", "gex130", "sriov", "turing"])
-def test_fields_say_what_lspci_vmm_says(tmp_path, server):
-    assert LSPCI is not None, "lspci is part of the test setup (apt-get install pciutils)"
-    builder = {"turing": fakesys.turing_box, "sriov": fakesys.sriov_server}.get(server) or fakesys.SERVERS[server]
-    root = fakemachine.write_machine(tmp_path, builder())
-    text = subprocess.run([LSPCI, "-vmm", "-nnk", "-D", "-i", str(bundled_path()), "-A", "linux-sysfs",
-                           "-O", f"sysfs.path={root}/sys/bus/pci"], capture_output=True, text=True,
-                          check=True).stdout
+def test_fields_say_what_lspci_vmm_says(tmp_path, server, source):
+    """lspci's answer as recorded in tests/reference/ (for the same tree: its digest is
+    checked by test_references), and the installed lspci's where there is one."""
+    root = fakemachine.write_machine(tmp_path, fakesys.SERVERS[server]())
+    if source == "recorded":
+        text = recorded.lspci_answers()["trees"][server]["forms"]["-vmm -nnk -D"]["stdout"]
+    else:
+        lspci = recorded.live_lspci()
+        if lspci is None:
+            recorded.missing("lspci", "apt-get install pciutils")
+        text = subprocess.run(recorded.lspci_command(lspci, "-vmm -nnk -D", root, bundled_path()),
+                              capture_output=True, text=True, check=True).stdout
     theirs = _vmm(text)
     ours = cli_json("scan", "--root", root)["devices"]
     assert len(theirs) == len(ours)

@@ -149,20 +149,18 @@ def _tell_skipped(skipped: list) -> None:
 def _to_file(path: str, write, binary: bool):
     """Write through a temporary file beside ``path``, renamed over it once complete: a
     failed audit leaves no half-written output (nor touches an earlier one)."""
-    import tempfile
+    import io
 
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".gpuclass-audit-", dir=folder)
-    try:
-        with (os.fdopen(fd, "wb") if binary else
-              open(fd, "w", encoding="utf-8", newline="")) as out:
-            result = write(out)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return result
+    from ..cachedir import replacing
+
+    with replacing(path, prefix=".gpuclass-audit-", mode=0o666 & ~_umask()) as fh:
+        if binary:
+            return write(fh)
+        out = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        try:
+            return write(out)
+        finally:
+            out.detach()  # flushed; the file stays open for replacing() to close
 
 
 def _umask() -> int:

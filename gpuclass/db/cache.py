@@ -32,14 +32,13 @@ import os
 import re
 import stat
 import struct
-import tempfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
 from .._native import KEY_DTYPES, TABLES
-from ..cachedir import ENV_CACHE_DIR, cache_dir, make_cache_dir, trust_problem
+from ..cachedir import ENV_CACHE_DIR, cache_dir, make_cache_dir, replacing, trust_problem
 from ..documents import DocumentError, load_json
 from ..errors import CacheError
 from ..inputs import kind_of
@@ -164,40 +163,31 @@ def write_cache(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
     sources = {"blob": None, "name_start": new_start, "name_end": new_end}
     meta_bytes = json.dumps(meta, separators=(",", ":")).encode()
     meta_bytes += b" " * ((-(_CACHE_HEAD.size + _CACHE_TABLE.size + len(meta_bytes))) % 8)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(b"\0" * (_CACHE_HEAD.size + _CACHE_TABLE.size) + meta_bytes)
-            table, offset = [], 0
-            for name in ARRAYS:
-                pad = (-offset) % 8
-                fh.write(b"\0" * pad)
-                offset += pad
-                if name == "blob":
-                    crc = 0
-                    for part in blob_chunks:
-                        crc = zlib.crc32(memoryview(part), crc)
-                        fh.write(memoryview(part))
-                    table += [offset, blob_size, crc]
-                    offset += blob_size
-                    continue
-                arr = np.ascontiguousarray(sources.get(name, arrays[name]), dtype=_EXPECTED_DTYPES[name])
-                view = memoryview(arr).cast("B")
-                table += [offset, int(arr.shape[0]), zlib.crc32(view)]
-                fh.write(view)
-                offset += arr.nbytes
-            fh.seek(0)
-            fh.write(_CACHE_HEAD.pack(CACHE_MAGIC, CACHE_FORMAT, len(meta_bytes), offset)
-                     + _CACHE_TABLE.pack(*table))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with replacing(path) as fh:
+        fh.write(b"\0" * (_CACHE_HEAD.size + _CACHE_TABLE.size) + meta_bytes)
+        table, offset = [], 0
+        for name in ARRAYS:
+            pad = (-offset) % 8
+            fh.write(b"\0" * pad)
+            offset += pad
+            if name == "blob":
+                crc = 0
+                for part in blob_chunks:
+                    crc = zlib.crc32(memoryview(part), crc)
+                    fh.write(memoryview(part))
+                table += [offset, blob_size, crc]
+                offset += blob_size
+                continue
+            arr = np.ascontiguousarray(sources.get(name, arrays[name]), dtype=_EXPECTED_DTYPES[name])
+            view = memoryview(arr).cast("B")
+            table += [offset, int(arr.shape[0]), zlib.crc32(view)]
+            fh.write(view)
+            offset += arr.nbytes
+        fh.seek(0)
+        fh.write(_CACHE_HEAD.pack(CACHE_MAGIC, CACHE_FORMAT, len(meta_bytes), offset)
+                 + _CACHE_TABLE.pack(*table))
+        fh.flush()
+        os.fsync(fh.fileno())
     return path
 
 

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
@@ -80,7 +81,7 @@ def test_read_only_cache_dir(ids, tmp_path, monkeypatch, code):
     def refuse(*a, **kw):
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(dbmod.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
     monkeypatch.setattr(dbmod.os, "symlink", refuse)
     _right(PciDatabase.load(ids))
     _right(PciDatabase.load(ids))

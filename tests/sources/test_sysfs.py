@@ -150,8 +150,8 @@ PATH_TO_DEVICES = {"sys", "bus", "pci", "devices"}  # opened one by one, inside 
 def test_twin_scan_reads_only_the_attributes_it_needs(tmp_path, monkeypatch):
     """The twin is watched through its Python calls; the compiled core under strace (next test)."""
     _tree(tmp_path, "sriov")
-    import gpuclass._native.twin as twin_core
     import gpuclass._native.sysfs_py as twin
+    import gpuclass._native.twin as twin_core
     import gpuclass.sources.sysfs as mod
 
     monkeypatch.setattr(mod, "_core", twin_core)
@@ -183,7 +183,8 @@ def test_twin_scan_reads_only_the_attributes_it_needs(tmp_path, monkeypatch):
 def test_compiled_scan_reads_only_the_attributes_it_needs(tmp_path, compiled_core, kernel):
     # strace is installed by .ci/run, which requires it (GPUCLASS_REQUIRE_PCIUTILS=1)
     if STRACE is None:
-        recorded.missing("strace", "apt-get install strace")
+        recorded.missing("strace", "apt-get install strace",
+                         "the twin's reads are watched without it by the test above")
     root = tmp_path / "root"
     _tree(root, "sriov")
     log = tmp_path / "trace"

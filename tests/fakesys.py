@@ -86,6 +86,10 @@ def write_tree(root: str | os.PathLike, devices: list[FakeDevice]) -> str:
     os.makedirs(bus_dir, exist_ok=True)
     os.makedirs(os.path.join(root, "sys", "bus", "pci", "drivers"), exist_ok=True)
     by_addr = {d.address: d for d in devices}
+    vfs_of: dict[str, list[FakeDevice]] = {}
+    for d in devices:
+        if d.physfn is not None:
+            vfs_of.setdefault(d.physfn, []).append(d)
     for d in devices:
         addr = parse_address(d.address)
         host = f"pci{addr[0]:04x}:{addr[1]:02x}" if addr else "pci-odd"
@@ -133,7 +137,7 @@ def write_tree(root: str | os.PathLike, devices: list[FakeDevice]) -> str:
                         exist_ok=True)
         if d.physfn is not None:
             files["physfn"] = Link(f"../{d.physfn}")
-        vfs = [v for v in devices if v.physfn == d.address]
+        vfs = vfs_of.get(d.address, [])
         for i, vf in enumerate(vfs):
             files[f"virtfn{i}"] = Link(f"../{vf.address}")
         files.update(d.raw)

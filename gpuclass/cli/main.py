@@ -49,6 +49,22 @@ Every command prints a table by default and JSON or YAML with -o json|yaml
 """
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and the core in use (a checkout whose core is not built,
+    or a failed load, runs the pure-Python twin: many times slower, same answers)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .. import _native
+
+        core = ("compiled core" if _native.core.IS_COMPILED
+                else f"pure-Python core: {_native.COMPILED_IMPORT_ERROR}")
+        sys.stdout.write(printable(f"gpuclass {gpuclass.__version__} ({core})") + "\n")
+        parser.exit()
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
@@ -69,7 +85,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"gpuclass {gpuclass.__version__}")
+    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, modname in COMMANDS.items():

@@ -103,10 +103,15 @@ def test_configmap_follows_the_given_policy(files):
     assert labels["capacity"] == {"nvidia.com/gpu": "8"}  # one card x the policy's 8 replicas
 
 
-def test_version():
+def test_version_names_the_core_in_use():
+    from gpuclass import _native
+
+    core = "compiled core" if _native.core.IS_COMPILED else f"pure-Python core: {_native.COMPILED_IMPORT_ERROR}"
     for cmd in ([helpers.EXE, "--version"], [sys.executable, "-m", "gpuclass", "--version"]):
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0 and proc.stdout == f"gpuclass {gpuclass.__version__}\n"
+        assert proc.returncode == 0 and proc.stdout == f"gpuclass {gpuclass.__version__} ({core})\n"
+    twin = helpers.run("--version", pure=True)
+    assert twin.stdout == f"gpuclass {gpuclass.__version__} (pure-Python core: disabled by GPUCLASS_NO_EXTENSIONS)\n"
 
 
 def test_python_m_gpuclass_is_the_command(files):

@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use
     from .cache import cache_dir
@@ -28,13 +29,7 @@ _LAZY = {"cache_dir": "cache", "TABLES": "database", "PciDatabase": "database",
          "resolve_path": "locate", "system_pci_ids": "locate"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = ["PciDatabase", "default_database", "cache_dir", "TABLES", "bundled_path",

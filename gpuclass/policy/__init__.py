@@ -16,11 +16,11 @@ default policy never imports pydantic.
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..lazy import lazy_exports
 from .compile import CompiledPolicy, RuleHit, compile_default
 from .default import DEFAULT_POLICY
 
@@ -35,11 +35,7 @@ _LAZY = {"FORMATS": "files", "format_for": "files", "load_policy": "model", "Car
          "DenyRule": "model", "MatchRule": "model", "Policy": "model", "RuleMatch": "model"}
 
 
-def __getattr__(name: str) -> Any:
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'gpuclass.policy' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def compile_policy(policy: Any = None) -> CompiledPolicy:

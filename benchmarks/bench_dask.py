@@ -132,17 +132,18 @@ def _audit_on(client, path: str) -> int:
     return int(client.compute(audit(dd.read_parquet(path))).result(RESULT_TIMEOUT)["rows"].sum())
 
 
+def _time_dataset(benchmark, client, dataset, role: str) -> None:
+    path, rows = dataset
+    benchmark.extra_info["role"] = role
+    assert benchmark.pedantic(_audit_on, args=(client, path), rounds=2, iterations=1,
+                              warmup_rounds=1) == rows
+
+
 @pytest.mark.benchmark(group="dask 2 workers")
 def test_dataset_two_workers(benchmark, clusters, dataset):
-    path, rows = dataset
-    benchmark.extra_info["role"] = "gpuclass"
-    assert benchmark.pedantic(_audit_on, args=(clusters[2], path), rounds=2, iterations=1,
-                              warmup_rounds=1) == rows
+    _time_dataset(benchmark, clusters[2], dataset, "gpuclass")
 
 
 @pytest.mark.benchmark(group="dask 2 workers")
 def test_dataset_one_worker(benchmark, clusters, dataset):
-    path, rows = dataset
-    benchmark.extra_info["role"] = "baseline"
-    assert benchmark.pedantic(_audit_on, args=(clusters[1], path), rounds=2, iterations=1,
-                              warmup_rounds=1) == rows
+    _time_dataset(benchmark, clusters[1], dataset, "baseline")

@@ -115,3 +115,24 @@ def auction_listing(n: int, seed: int = 11) -> list[dict]:
                     "next_reduce_timestamp": 1780000000, "ip_price": {"Monthly": 1.7, "Hourly": 0.0027},
                     "expected": expected})
     return out
+
+
+# A device table's rows (server, vendor, device, subvendor, subdevice, class): good servers,
+# a mixed one, bad cells of every kind, nameless rows and a server that comes back later.
+DEVICE_ROWS = [
+    ("gex44-1", "10de", "27b0", "10de", "16fa", "0300"),
+    ("gex44-1", "10de", "22bc", "10de", "16fa", "0403"),
+    ("gex44-1", "8086", "1a1c", "", "", "0200"),
+    ("gex130-1", "0x10de", "26b1", "10de", "16a1", "030000"),
+    ("gex130-1", "10de", "26b1", "10de", "16a1", "030000"),
+    ("mixed", "10de", "2bb5", "10de", "204e", "0302"),
+    ("mixed", "10de", "1e30", "10de", "12ba", "0300"),
+    ("bad", "zz", "27b0", "", "", "0300"),      # bad vendor
+    ("bad", "10de", "", "", "", "0300"),        # device missing
+    ("bad", "10de", "27b0", "10de", "", "0300"),  # half a subsystem
+    ("bad", "10de", "27b0", "", "", "03"),       # fine: short class
+    ("bad", "10de", "27b0", "", "", "xyz"),      # bad class
+    ("", "10de", "27b0", "", "", "0300"),        # no server
+    ("", "10de", "27b0", "", "", "0300"),        # no server, again: its own report
+    ("gex44-1", "10de", "27b0", "", "", "0300"),  # the server again, not next to its rows
+]

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from audit_samples import AUCTION, LSPCI
+from audit_samples import AUCTION, DEVICE_ROWS, LSPCI
 from gpuclass import audit as A
 from gpuclass.audit import (audit_device_rows, audit_frame, audit_lspci_dumps, audit_paths,
                             audit_records, detect_kind, write_reports)
@@ -139,23 +139,6 @@ def test_text_csv_needs_a_text_column(tmp_path):
     assert [r.slices for r in audit_paths([p], text_column="title")] == [4]
 
 
-DEVICE_ROWS = [
-    ("gex44-1", "10de", "27b0", "10de", "16fa", "0300"),
-    ("gex44-1", "10de", "22bc", "10de", "16fa", "0403"),
-    ("gex44-1", "8086", "1a1c", "", "", "0200"),
-    ("gex130-1", "0x10de", "26b1", "10de", "16a1", "030000"),
-    ("gex130-1", "10de", "26b1", "10de", "16a1", "030000"),
-    ("mixed", "10de", "2bb5", "10de", "204e", "0302"),
-    ("mixed", "10de", "1e30", "10de", "12ba", "0300"),
-    ("bad", "zz", "27b0", "", "", "0300"),      # bad vendor
-    ("bad", "10de", "", "", "", "0300"),        # device missing
-    ("bad", "10de", "27b0", "10de", "", "0300"),  # half a subsystem
-    ("bad", "10de", "27b0", "", "", "03"),       # fine: short class
-    ("bad", "10de", "27b0", "", "", "xyz"),      # bad class
-    ("", "10de", "27b0", "", "", "0300"),        # no server
-    ("", "10de", "27b0", "", "", "0300"),        # no server, again: its own report
-    ("gex44-1", "10de", "27b0", "", "", "0300"),  # the server again, not next to its rows
-]
 
 
 def check_devices(reports):

@@ -18,26 +18,14 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import fakemachine
 import fakesys
+import helpers
 import pytest
 import recorded
 
 IMPORT_GOAL = 1 / 1.3
-# Processes start outside the source tree, as a user's would (from the repository's root,
-# ``python -c "import gpuclass"`` would import the sources, not the installed package).
-NEUTRAL = tempfile.mkdtemp(prefix="gpuclass-bench-")
-
-
-def _entry_point() -> list[str]:
-    beside = Path(sys.executable).with_name("gpuclass")
-    if beside.exists():
-        return [str(beside)]
-    found = shutil.which("gpuclass")
-    return [found] if found else [sys.executable, "-m", "gpuclass.cli"]
 
 
 def _env() -> dict[str, str]:
@@ -60,7 +48,7 @@ def _time(benchmark, cmd, rounds):
     env = _env()
 
     def once():
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, cwd=NEUTRAL).stdout
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, cwd=helpers.outside_tree()).stdout
 
     return benchmark.pedantic(once, rounds=rounds, iterations=1, warmup_rounds=1)
 
@@ -80,7 +68,7 @@ def test_import_numpy(benchmark, rounds):
 @pytest.mark.benchmark(group="cli scan")
 def test_gpuclass_scan(benchmark, rounds, gex44_root):
     benchmark.extra_info["role"] = "gpuclass"
-    out = _time(benchmark, [*_entry_point(), "scan", "--root", gex44_root], rounds)
+    out = _time(benchmark, [*helpers.COMMAND, "scan", "--root", gex44_root], rounds)
     assert "supported cards: 1 (rtx-4000-sff-ada x1)" in out
 
 

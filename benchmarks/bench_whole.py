@@ -25,9 +25,9 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
+import helpers
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -39,15 +39,8 @@ ROOT = HERE.parent
 SCRIPTS = HERE / "scripts"
 
 
-# Processes start outside the source tree, as a user's would: from the repository's root,
-# ``python -m gpuclass`` would import the unbuilt sources (and run the twin core).
-NEUTRAL = tempfile.mkdtemp(prefix="gpuclass-bench-")
-
-
-def _gpuclass() -> list[str]:
-    """The installed command, as a user runs it."""
-    beside = Path(sys.executable).with_name("gpuclass")
-    return [str(beside)] if beside.exists() else [sys.executable, "-m", "gpuclass"]
+# Processes start outside the source tree, through the installed command, as a user's would.
+NEUTRAL = helpers.outside_tree()
 
 
 def _run(argv: list[str], env: dict) -> None:
@@ -115,7 +108,7 @@ def devices_parquet(tmp_path_factory, quick):
 @pytest.mark.benchmark(group="whole parquet 5M")
 def test_whole_parquet_gpuclass(benchmark, devices_parquet, env, tmp_path):
     out = tmp_path / "servers.parquet"
-    _time(benchmark, [*_gpuclass(), "audit", str(devices_parquet), "-o", str(out)],
+    _time(benchmark, [*helpers.COMMAND, "audit", str(devices_parquet), "-o", str(out)],
           env, "gpuclass")
     t = pq.read_table(out)
     assert int(pc_sum(t["rows"])) == pq.ParquetFile(devices_parquet).metadata.num_rows
@@ -164,7 +157,7 @@ def feed_200k(tmp_path_factory, quick):
 
 def _feed_gpuclass(benchmark, feed, env, tmp_path, rounds):
     out = tmp_path / "out.csv"
-    _time(benchmark, [*_gpuclass(), "audit", str(feed), "-o", str(out)], env, "gpuclass",
+    _time(benchmark, [*helpers.COMMAND, "audit", str(feed), "-o", str(out)], env, "gpuclass",
           rounds=rounds)
     assert out.read_text().count("\n") == len(json.loads(feed.read_text())["server"]) + 1
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 
@@ -26,12 +28,22 @@ def _entry_point():
 
 
 EXE = _entry_point()
+# the command as a user runs it: the installed script, or the module beside this interpreter
+COMMAND = [EXE] if EXE else [sys.executable, "-m", "gpuclass"]
+
+
+@functools.lru_cache(maxsize=None)
+def outside_tree() -> str:
+    """An empty directory to start processes in, as a user's would start: from the
+    repository's root, ``python -c``/``-m`` would import the sources, not the installed
+    package (an unbuilt checkout runs the twin)."""
+    return tempfile.mkdtemp(prefix="gpuclass-outside-")
 
 
 def run(*args, env=None, check_rc=None, pure=None, stdin=None):
     """The installed ``gpuclass`` command in a subprocess; ``pure`` True/False forces the
     twin or the compiled core (None: the environment decides)."""
-    cmd = [EXE] if EXE else [sys.executable, "-m", "gpuclass"]
+    cmd = COMMAND
     env = dict(os.environ if env is None else env)
     if pure is not None:
         env.pop("GPUCLASS_NO_EXTENSIONS", None)

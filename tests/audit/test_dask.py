@@ -90,7 +90,7 @@ def test_the_workers_run_the_same_core_as_this_process(client):
     the built core) would run the twin silently, many times slower."""
     import gpuclass._native as native
 
-    def core(_=None):
+    def core():
         import gpuclass
         import gpuclass._native as there
 

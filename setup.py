@@ -57,7 +57,14 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
-    )
+    ),
+    # the auction feed's record scanner: no numpy (the listing path starts without it)
+    Extension(
+        "gpuclass._feed",
+        ["gpuclass/_feed.pyx"],
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+    ),
 ]
 
 

@@ -102,9 +102,12 @@ def test_extension_carries_no_debug_info_unless_asked(compiled_core):
     (tools/sanitize.sh preloads the sanitizer runtime into the interpreter it tests with)."""
     if sys.platform != "linux":
         return  # the ELF check is Linux's
-    names = _elf_section_names(Path(compiled_core.__file__))
-    assert ".text" in names
+    from gpuclass import _feed  # the feed scanner: built beside the core, the same way
+
     asked = (any(os.environ.get(v) == "1" for v in ("GPUCLASS_CYTHON_DEBUG", "GPUCLASS_SANITIZE"))
              or "asan" in os.environ.get("LD_PRELOAD", ""))
-    debug = [n for n in names if n.startswith(".debug")]
-    assert bool(debug) == asked, debug
+    for module in (compiled_core, _feed):
+        names = _elf_section_names(Path(module.__file__))
+        assert ".text" in names
+        debug = [n for n in names if n.startswith(".debug")]
+        assert bool(debug) == asked, (module.__name__, debug)

@@ -27,7 +27,8 @@ from .report import PASSTHROUGH, ServerReport, card_entries, finish, unsupported
 
 __all__ = ["TextAuditor", "audit_records", "audit_texts"]
 
-_BATCH = 4096  # records matched per automaton pass
+_BATCH = 512    # records read per automaton pass (a small batch keeps few objects alive)
+_KNOWN = 65536  # distinct record texts whose outcome is kept (a listing repeats its lines)
 
 
 def _lines(value: Any, what: str, problems: list[str]) -> list[str]:
@@ -57,6 +58,9 @@ def _lines(value: Any, what: str, problems: list[str]) -> list[str]:
 class TextAuditor:
     """Reports for auction-like records, matched in batches (one automaton pass each)."""
 
+    # the keys of a record that a report reads (a reader may hand over only these)
+    FIELDS = ("id", "server", "description", "information", "specials", *PASSTHROUGH)
+
     def __init__(self, policy: Any = None, matcher: Any = None) -> None:
         from ..textmatch import TextMatcher, default_matcher
 
@@ -66,6 +70,8 @@ class TextAuditor:
         self.compiled = matcher.compiled
         self._ids: dict[str, int] = {}   # server id -> first row, within the current source
         self._source: str | None = None
+        # (description, information, specials, description well-typed) -> its outcome
+        self._known: dict[tuple, ServerReport] = {}
 
     def reports(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ServerReport]:
         """``items``: ``(row, source, record, error)``; a non-None error flags the row."""
@@ -77,52 +83,74 @@ class TextAuditor:
             yield from self._batch(batch)
 
     def _batch(self, batch: list[tuple[int, str, Any, str | None]]) -> list[ServerReport]:
-        prepared = []
-        texts: list[str] = []
+        out = []
+        todo: list[tuple[ServerReport, tuple, list[str], list[str]]] = []
+        known = self._known
         for row, source, rec, error in batch:
             problems: list[str] = []
             r = ServerReport(row, source, None, problems=problems)
-            desc: list[str] = []
-            info: list[str] = []
-            gpu_special = False
+            out.append(r)
             if error is not None:
                 problems.append(error)
-            elif not isinstance(rec, dict):
+                finish(r)
+                continue
+            if not isinstance(rec, dict):
                 problems.append(f"malformed record: {type(rec).__name__}, expected an object")
+                finish(r)
+                continue
+            sid = rec.get("id", rec.get("server"))
+            if sid is None or sid == "":
+                problems.append("record has no id")
             else:
-                sid = rec.get("id", rec.get("server"))
-                if sid is None or sid == "":
-                    problems.append("record has no id")
-                else:
-                    r.server = str(sid)
-                    self._check_id(r)
-                known = len(problems)
-                desc = _lines(rec.get("description"), "description", problems)
-                if len(problems) == known and not any(line.strip() for line in desc):
+                r.server = str(sid)
+                self._check_id(r)
+            r.extra = {k: rec[k] for k in PASSTHROUGH if k in rec}
+            shape: list[str] = []  # fields of the wrong type, in field order
+            desc = _lines(rec.get("description"), "description", shape)
+            n_desc = len(shape)
+            info = _lines(rec.get("information"), "information", shape)
+            specials = _lines(rec.get("specials"), "specials", shape)
+            if shape:  # rare: then the missing description is told here, in field order
+                problems.extend(shape[:n_desc])
+                if not n_desc and not any(line.strip() for line in desc):
                     problems.append("record has no description")
-                info = _lines(rec.get("information"), "information", problems)
-                specials = _lines(rec.get("specials"), "specials", problems)
-                gpu_special = any(s.strip().lower() == "gpu" for s in specials)
-                r.extra = {k: rec[k] for k in PASSTHROUGH if k in rec}
-            prepared.append((r, len(texts), len(desc), len(info), gpu_special))
-            texts.extend(desc)
-            texts.extend(info)
+                problems.extend(shape[n_desc:])
+            key = (tuple(desc), tuple(info), tuple(specials), not shape)
+            found = known.get(key)
+            if found is None:
+                todo.append((r, key, desc, info))
+            else:
+                _apply(r, found)
+        if todo:
+            self._resolve(todo)
+        return out
+
+    def _resolve(self, todo: list[tuple[ServerReport, tuple, list[str], list[str]]]) -> None:
+        """Match the texts not seen before (one automaton pass) and fill their reports."""
+        texts: list[str] = []
+        spans: dict[tuple, tuple[int, int, int]] = {}
+        for _, key, desc, info in todo:
+            if key not in spans:
+                spans[key] = (len(texts), len(desc), len(info))
+                texts.extend(desc)
+                texts.extend(info)
         matches = self.matcher.find_many(texts)
         per_text: dict[int, list[int]] = {}
         for j, rec_i in enumerate(matches.records):
             per_text.setdefault(rec_i, []).append(j)
-        all_hits = []
-        for r, first, n_desc, n_info, gpu_special in prepared:
+        known = self._known
+        if len(known) + len(spans) > _KNOWN:
+            known.clear()
+        for key, (first, n_desc, n_info) in spans.items():
             # Cards come from the description; the notes count only when it names none
             # (a listing often repeats the card there).
             hits = [j for i in range(first, first + n_desc) for j in per_text.get(i, ())]
             if not hits:
                 hits = [j for i in range(first + n_desc, first + n_desc + n_info)
                         for j in per_text.get(i, ())]
-            all_hits.append(hits)
-        reports = [p[0] for p in prepared]
-        self._fill(reports, matches, all_hits, [p[4] for p in prepared])
-        return [finish(r) for r in reports]
+            known[key] = self._outcome(key, matches, hits)
+        for r, key, _, _ in todo:
+            _apply(r, known[key])
 
     def _check_id(self, r: ServerReport) -> None:
         if r.source != self._source:
@@ -131,35 +159,53 @@ class TextAuditor:
         if first != r.row:
             r.problems.append(f"duplicate server id {r.server!r} (first at row {first})")
 
-    def _fill(self, reports: list[ServerReport], matches: Any, hits: list[list[int]],
-              specials: list[bool]) -> None:
-        """Cards, unsupported GPUs and problems of each report, from its mentions."""
+    def _outcome(self, key: tuple, matches: Any, hits: list[int]) -> ServerReport:
+        """What a record's text says (its cards, unsupported GPUs and text problems), as a
+        finished report of no server: shared by every record with the same text."""
+        desc, _, specials, well_typed = key
+        r = ServerReport(0, "", None)
+        if well_typed and not any(line.strip() for line in desc):
+            r.problems.append("record has no description")
         kinds, cards, counts = matches.kinds, matches.cards, matches.counts
-        for i, (r, hs, gpu_special) in enumerate(zip(reports, hits, specials)):
-            evidence: dict[int, list[str]] = {}
-            unsupported: dict[str, int] = {}
-            per_card: dict[int, int] = {}
-            for j in hs:
-                kind = kinds[j]
-                m = matches.mention(j)
-                if kind in (SUPPORTED_TEXT, EDITIONS_TEXT):
-                    per_card[cards[j]] = per_card.get(cards[j], 0) + counts[j]
-                    seen = evidence.setdefault(cards[j], [])
-                    if m.text not in seen:
-                        seen.append(m.text)
-                    if kind == EDITIONS_TEXT:
-                        r.problems.append(f"{m.text!r} does not say which edition: {m.name}; "
-                                          f"counted as {self.compiled.cards[cards[j]]['name']}")
-                elif kind == UNSUPPORTED_TEXT:
-                    label = m.name + (f" ({m.device_id})" if m.device_id else "")
-                    unsupported[label] = unsupported.get(label, 0) + m.count
-                elif kind == AMBIGUOUS_TEXT:
-                    r.problems.append(f"{m.text!r} does not say which card: {m.name}")
-            r.cards = card_entries(self.compiled, per_card, "text",
-                                   {c: "; ".join(t) for c, t in evidence.items()})
-            unsupported_entries(r, unsupported)
-            if gpu_special and not hs:
-                r.problems.append("specials list GPU but no card name is recognisable")
+        evidence: dict[int, list[str]] = {}
+        unsupported: dict[str, int] = {}
+        per_card: dict[int, int] = {}
+        for j in hits:
+            kind = kinds[j]
+            m = matches.mention(j)
+            if kind in (SUPPORTED_TEXT, EDITIONS_TEXT):
+                per_card[cards[j]] = per_card.get(cards[j], 0) + counts[j]
+                seen = evidence.setdefault(cards[j], [])
+                if m.text not in seen:
+                    seen.append(m.text)
+                if kind == EDITIONS_TEXT:
+                    r.problems.append(f"{m.text!r} does not say which edition: {m.name}; "
+                                      f"counted as {self.compiled.cards[cards[j]]['name']}")
+            elif kind == UNSUPPORTED_TEXT:
+                label = m.name + (f" ({m.device_id})" if m.device_id else "")
+                unsupported[label] = unsupported.get(label, 0) + m.count
+            elif kind == AMBIGUOUS_TEXT:
+                r.problems.append(f"{m.text!r} does not say which card: {m.name}")
+        r.cards = card_entries(self.compiled, per_card, "text",
+                               {c: "; ".join(t) for c, t in evidence.items()})
+        unsupported_entries(r, unsupported)
+        if not hits and any(s.strip().lower() == "gpu" for s in specials):
+            r.problems.append("specials list GPU but no card name is recognisable")
+        return finish(r)
+
+
+def _apply(r: ServerReport, found: ServerReport) -> None:
+    """Fill ``r`` with what its text says (``found``, from :meth:`TextAuditor._outcome`)."""
+    r.cards = [dict(c) for c in found.cards]
+    r.unsupported = list(found.unsupported)
+    r.unsupported_gpus = found.unsupported_gpus
+    if r.problems:  # the record's own problems come first, and may be the reason
+        r.problems.extend(found.problems)
+        finish(r)
+    else:
+        r.problems = list(found.problems)
+        r.supported_cards, r.slices = found.supported_cards, found.slices
+        r.gpu_capable, r.reason = found.gpu_capable, found.reason
 
 
 def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "records",

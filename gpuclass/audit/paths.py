@@ -161,7 +161,8 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         return
     reader = Reader(stream)
     if kind == "feed":
-        yield from ctx.text_auditor().reports(iter_feed(reader, name))
+        auditor = ctx.text_auditor()
+        yield from auditor.reports(iter_feed(reader, name, auditor.FIELDS))
     elif kind == "ndjson":
         yield from ctx.text_auditor().reports(iter_ndjson(reader, name))
     elif kind in ("csv", "table-csv"):

@@ -41,6 +41,7 @@ CHUNK_ROWS = 65536      # device-table rows classified per kernel call
 HEAD = 65536            # bytes looked at to tell a stream's kind
 _READ = 1 << 20         # bytes read at a time
 _MAX_RECORD = 64 << 20  # one feed record larger than this is malformed, not buffered on
+_TOO_DEEP = "malformed JSON: nested deeper than the decoder reads"
 # a line of lspci output: an address (maybe after an IOMMU-group prefix), or a -vmm Slot
 _LSPCI_LINE = re.compile(r"^(?:IOMMU [Gg]roup [0-9]{1,6}:? )?[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:"
                          r"[01][0-9a-fA-F]\.[0-7][ \t]|^Slot:\t", re.MULTILINE)
@@ -82,10 +83,29 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"\s*')   # a JSON string and the blanks a
 _KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')     # ... followed by a colon: an object key
 
 
-def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str | None]]:
+def _record_scanner() -> Any:
+    """The compiled record scanner (:mod:`gpuclass._feed`), or None: not built, or
+    ``GPUCLASS_NO_EXTENSIONS=1`` (then every record is decoded by :mod:`json`)."""
+    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
+        return None
+    try:
+        from .._feed import scan_records
+    except ImportError:
+        return None
+    return scan_records
+
+
+def iter_feed(reader: Reader, source: str,
+              fields: tuple[str, ...] | None = None) -> Iterator[tuple[int, str, Any, str | None]]:
     """Records of ``{"server": [...]}`` or of a bare array ``[...]`` (a feed snapshot),
-    decoded one at a time from a sliding buffer."""
+    decoded one at a time from a sliding buffer.
+
+    With ``fields`` (the keys the caller reads), a record may come as a dict of only those
+    of its keys: runs of well-formed records are then read by the compiled scanner
+    (:mod:`gpuclass._feed`), and any record it is not sure of, damaged ones included,
+    by :mod:`json` as without ``fields``."""
     dec = json.JSONDecoder()
+    scan = _record_scanner() if fields else None
     buf = ""
     pos = 0
     row = 0
@@ -118,6 +138,8 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
                 v, end = dec.raw_decode(buf, pos)
                 pos = end
                 return v, None
+            except RecursionError:
+                return None, _TOO_DEEP
             except json.JSONDecodeError as exc:
                 if reader.eof or len(buf) - pos > _MAX_RECORD:
                     return None, f"malformed JSON: {exc.msg} at byte {exc.pos - pos} of the record"
@@ -151,6 +173,8 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
                 while True:
                     try:
                         v, _ = dec.raw_decode(buf, nxt)
+                        break
+                    except RecursionError:  # not a record to resume at
                         break
                     except json.JSONDecodeError as exc:
                         # a candidate cut off by the end of what was read: read on while
@@ -190,6 +214,14 @@ def iter_feed(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str 
             if c == ",":
                 pos += 1
                 continue
+            if c == "{" and scan is not None:
+                sure, end = scan(buf, pos, fields)
+                if sure:
+                    pos = end
+                    for rec in sure:
+                        row += 1
+                        yield row, source, rec, None
+                    continue
             if c == "":
                 yield row + 1, source, None, "feed ends inside the server list"
                 ended[0] = True
@@ -276,6 +308,8 @@ def iter_ndjson(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, st
             yield row, source, json.loads(line), None
         except json.JSONDecodeError as exc:
             yield row, source, None, f"malformed JSON line: {exc.msg} at column {exc.colno}"
+        except RecursionError:
+            yield row, source, None, _TOO_DEEP
 
 
 def is_device_header(header: Sequence[str]) -> bool:
@@ -311,7 +345,7 @@ def sniff(head: bytes, name: str) -> str:
         first_line, _, rest = stripped.partition("\n")
         try:
             json.loads(first_line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "feed"  # an object over several lines: a feed document
         return "ndjson" if rest.strip() else "feed"
     # a text input may hold a stray control byte; a binary holds many

@@ -1,0 +1,497 @@
+# The auction feed's record scanner: a compiled fast path under audit/readers.iter_feed.
+# No numpy here (the listing path starts without it).  Compiler directives: setup.py.
+"""Auction-feed records read straight from the decoded text, only the fields asked for.
+
+``scan_records(buf, pos, keys)`` reads the records of a feed's list that start at
+``pos`` (a ``{``) and returns ``(records, end)``: one dict per record holding only
+the ``keys`` present in it, decoded exactly as :mod:`json` decodes them, and the
+position of the next record's ``{`` (or of the ``]`` that closes the list).
+
+It takes a record only when it is sure of it: the whole record is valid JSON
+(validated as strictly as :mod:`json`, however deep), every asked-for field is a
+string, a number, ``true``/``false``/``null`` or a list of strings, and the record is followed by ``,`` and the next record's ``{`` or by the
+list's ``]``.  Anything else (a nested value in an asked-for field, ``NaN``, a key
+spelled with escapes, damage, a record cut off by the end of ``buf``) stops the scan
+before that record, for the caller's record-by-record decoder: a damaged record is
+still reported by the one reader that explains damage.
+
+>>> scan_records('{"id": 1, "x": [{"a": null}], "description": ["GTX 1080"]}, {"id": 2}]', 0, ("id", "description"))
+([{'id': 1, 'description': ['GTX 1080']}, {'id': 2}], 69)
+>>> scan_records('{"id": "RTX\\\\u2122"}, {"id": {"x": 1}}]', 0, ("id",))
+([{'id': 'RTX™'}], 21)
+"""
+
+from cpython.unicode cimport PyUnicode_Check
+from cpython.dict cimport PyDict_SetItem
+from cpython.list cimport PyList_Append
+
+from libc.stdlib cimport malloc, free
+
+cdef extern from "Python.h":
+    int PyUnicode_4BYTE_KIND
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    int PyUnicode_KIND(object o)
+    void* PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t i) nogil
+    object PyUnicode_Substring(object s, Py_ssize_t start, Py_ssize_t end)
+    object PyFloat_FromString(object s)
+    object PyLong_FromLongLong(long long v)
+
+IS_COMPILED = True
+
+cdef enum:
+    MAX_DEPTH = 512      # nesting deeper than this is left to the record decoder
+    MAX_INT_DIGITS = 18  # an integer literal this long or shorter fits a long long
+    MAX_KEYS = 32
+    # where a value's end would be: what it was instead
+    V_BAD = -1           # not a shape this scanner decodes (or not valid JSON)
+    V_END = -2           # the text ended inside it
+
+
+cdef struct Text:
+    void* data
+    int kind
+    Py_ssize_t n
+
+
+cdef inline Py_UCS4 at(const Text* t, Py_ssize_t i) nogil:
+    return PyUnicode_READ(t.kind, t.data, i)
+
+
+cdef inline Py_ssize_t skip_ws(const Text* t, Py_ssize_t i) nogil:
+    cdef Py_UCS4 c
+    while i < t.n:
+        c = at(t, i)
+        if c != 0x20 and c != 0x0A and c != 0x0D and c != 0x09:
+            return i
+        i += 1
+    return i
+
+
+cdef inline bint is_hex(Py_UCS4 c) nogil:
+    return (0x30 <= c <= 0x39) or (0x41 <= c <= 0x46) or (0x61 <= c <= 0x66)
+
+
+cdef Py_ssize_t string_end(const Text* t, Py_ssize_t i, bint* escaped) nogil:
+    """``i`` after an opening quote: the index after the closing one, V_BAD or V_END."""
+    cdef Py_UCS4 c
+    cdef int k
+    while i < t.n:
+        c = at(t, i)
+        if c == 0x22:       # "
+            return i + 1
+        if c < 0x20:        # json (strict) takes no control character inside a string
+            return V_BAD
+        if c == 0x5C:       # backslash
+            escaped[0] = True
+            i += 1
+            if i >= t.n:
+                return V_END
+            c = at(t, i)
+            if c == 0x75:   # u: four hex digits
+                for k in range(1, 5):
+                    if i + k >= t.n:
+                        return V_END
+                    if not is_hex(at(t, i + k)):
+                        return V_BAD
+                i += 4
+            elif not (c == 0x22 or c == 0x5C or c == 0x2F or c == 0x62 or c == 0x66
+                      or c == 0x6E or c == 0x72 or c == 0x74):
+                return V_BAD
+        i += 1
+    return V_END
+
+
+cdef inline bint is_digit(Py_UCS4 c) nogil:
+    return 0x30 <= c <= 0x39
+
+
+cdef Py_ssize_t number_end(const Text* t, Py_ssize_t i, bint* is_float) nogil:
+    """The index after the number at ``i``, V_BAD or V_END (a number must be followed by
+    a delimiter: json's own reading would stop early and then fail on what follows)."""
+    if i < t.n and at(t, i) == 0x2D:  # -
+        i += 1
+    if i >= t.n:
+        return V_END
+    if at(t, i) == 0x30:
+        i += 1
+    elif is_digit(at(t, i)):
+        while i < t.n and is_digit(at(t, i)):
+            i += 1
+    else:
+        return V_BAD    # -Infinity, or not a number
+    if i < t.n and at(t, i) == 0x2E:  # .
+        is_float[0] = True
+        i += 1
+        if i < t.n and not is_digit(at(t, i)):
+            return V_BAD
+        while i < t.n and is_digit(at(t, i)):
+            i += 1
+    if i < t.n and (at(t, i) == 0x65 or at(t, i) == 0x45):  # e E
+        is_float[0] = True
+        i += 1
+        if i < t.n and (at(t, i) == 0x2B or at(t, i) == 0x2D):
+            i += 1
+        if i < t.n and not is_digit(at(t, i)):
+            return V_BAD
+        while i < t.n and is_digit(at(t, i)):
+            i += 1
+    if i >= t.n:
+        return V_END
+    cdef Py_UCS4 c = at(t, i)
+    if c == 0x20 or c == 0x0A or c == 0x0D or c == 0x09 or c == 0x2C or c == 0x5D or c == 0x7D:
+        return i
+    return V_BAD
+
+
+cdef Py_ssize_t literal_end(const Text* t, Py_ssize_t i) nogil:
+    """The index after ``true``, ``false`` or ``null`` at ``i``, V_BAD or V_END."""
+    cdef const char* word
+    cdef Py_UCS4 c = at(t, i)
+    if c == 0x74:
+        word = b"true"
+    elif c == 0x66:
+        word = b"false"
+    elif c == 0x6E:
+        word = b"null"
+    else:
+        return V_BAD
+    cdef Py_ssize_t k = 0
+    while word[k] != 0:
+        if i + k >= t.n:
+            return V_END
+        if at(t, i + k) != <Py_UCS4>word[k]:
+            return V_BAD
+        k += 1
+    return i + k
+
+
+cdef Py_ssize_t value_end(const Text* t, Py_ssize_t i) nogil:
+    """The index after the JSON value at ``i`` (validated, not decoded), V_BAD or V_END."""
+    cdef char stack[MAX_DEPTH]
+    cdef int depth = 0
+    cdef Py_UCS4 c
+    cdef bint dummy = False
+    cdef bint want_value = True   # a value comes next (else a ',' or a closing bracket)
+    while True:
+        i = skip_ws(t, i)
+        if i >= t.n:
+            return V_END
+        c = at(t, i)
+        if want_value:
+            if c == 0x7B or c == 0x5B:      # { [
+                if depth == MAX_DEPTH:
+                    return V_BAD
+                stack[depth] = <char>c
+                depth += 1
+                i = skip_ws(t, i + 1)
+                if i >= t.n:
+                    return V_END
+                if at(t, i) == (0x7D if c == 0x7B else 0x5D):  # empty
+                    depth -= 1
+                    i += 1
+                    want_value = False
+                elif c == 0x7B:
+                    i = object_key(t, i)
+                    if i < 0:
+                        return i
+                continue
+            if c == 0x22:
+                i = string_end(t, i + 1, &dummy)
+            elif c == 0x2D or is_digit(c):
+                i = number_end(t, i, &dummy)
+            else:
+                i = literal_end(t, i)
+            if i < 0:
+                return i
+            want_value = False
+        else:
+            if depth == 0:
+                return i
+            if c == 0x2C:                   # ,
+                i += 1
+                if stack[depth - 1] == 0x7B:
+                    i = object_key(t, skip_ws(t, i))
+                    if i < 0:
+                        return i
+                want_value = True
+            elif (c == 0x7D and stack[depth - 1] == 0x7B) or (c == 0x5D and stack[depth - 1] == 0x5B):
+                depth -= 1
+                i += 1
+            else:
+                return V_BAD
+        if depth == 0 and not want_value:
+            return i
+
+
+cdef Py_ssize_t object_key(const Text* t, Py_ssize_t i) nogil:
+    """``i`` at an object's key: the index after its ``:``, V_BAD or V_END."""
+    cdef bint dummy = False
+    if i >= t.n:
+        return V_END
+    if at(t, i) != 0x22:
+        return V_BAD
+    i = string_end(t, i + 1, &dummy)
+    if i < 0:
+        return i
+    i = skip_ws(t, i)
+    if i >= t.n:
+        return V_END
+    if at(t, i) != 0x3A:
+        return V_BAD
+    return i + 1
+
+
+cdef int key_index(const Text* t, Py_ssize_t start, Py_ssize_t end, list keys, Py_ssize_t* lengths):
+    """Which of ``keys`` the key text ``start:end`` (no escapes) is, or -1."""
+    cdef Py_ssize_t n = end - start, j, k
+    cdef object key
+    for j in range(len(keys)):
+        if lengths[j] != n:
+            continue
+        key = keys[j]
+        for k in range(n):
+            if PyUnicode_READ(PyUnicode_KIND(key), PyUnicode_DATA(key), k) != at(t, start + k):
+                break
+        else:
+            return <int>j
+    return -1
+
+
+cdef inline int hex_value(Py_UCS4 c) nogil:
+    if c <= 0x39:
+        return <int>c - 0x30
+    if c <= 0x46:
+        return <int>c - 0x41 + 10
+    return <int>c - 0x61 + 10
+
+
+cdef inline Py_UCS4 hex4(const Text* t, Py_ssize_t i) nogil:
+    return <Py_UCS4>((hex_value(at(t, i)) << 12) | (hex_value(at(t, i + 1)) << 8)
+                     | (hex_value(at(t, i + 2)) << 4) | hex_value(at(t, i + 3)))
+
+
+cdef object unescape(const Text* t, Py_ssize_t i, Py_ssize_t e):
+    """The string between ``i`` and ``e`` (its closing quote; escapes already validated by
+    string_end) decoded as json decodes it: a ``\\u`` high surrogate joins a ``\\u`` low
+    one that follows it, and any other surrogate stays as it is."""
+    cdef Py_UCS4* out = <Py_UCS4*>malloc((e - i + 1) * sizeof(Py_UCS4))
+    cdef Py_ssize_t n = 0
+    cdef unsigned int c, lo
+    if out == NULL:
+        raise MemoryError()
+    try:
+        while i < e:
+            c = <unsigned int>at(t, i)
+            i += 1
+            if c == 0x5C:
+                c = <unsigned int>at(t, i)
+                i += 1
+                if c == 0x75:
+                    c = <unsigned int>hex4(t, i)
+                    i += 4
+                    if 0xD800 <= c <= 0xDBFF and i + 6 <= e and at(t, i) == 0x5C and at(t, i + 1) == 0x75:
+                        lo = <unsigned int>hex4(t, i + 2)
+                        if 0xDC00 <= lo <= 0xDFFF:
+                            c = 0x10000 + (((c - 0xD800) << 10) | (lo - 0xDC00))
+                            i += 6
+                elif c == 0x62:
+                    c = 0x08
+                elif c == 0x66:
+                    c = 0x0C
+                elif c == 0x6E:
+                    c = 0x0A
+                elif c == 0x72:
+                    c = 0x0D
+                elif c == 0x74:
+                    c = 0x09
+                # else: " \\ / stand for themselves
+            out[n] = <Py_UCS4>c
+            n += 1
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, n)
+    finally:
+        free(out)
+
+
+cdef object scalar(object buf, const Text* t, Py_ssize_t i, Py_ssize_t* end):
+    """The string, number or literal at ``i`` as json decodes it; ``end[0]`` is set to
+    the index after it, or to V_BAD / V_END (and None returned)."""
+    cdef bint flag = False
+    cdef Py_ssize_t e, k
+    cdef long long v
+    cdef Py_UCS4 c = at(t, i)
+    if c == 0x22:
+        e = string_end(t, i + 1, &flag)
+        end[0] = e
+        if e < 0:
+            return None
+        if flag:
+            return unescape(t, i + 1, e - 1)
+        return PyUnicode_Substring(buf, i + 1, e - 1)
+    if c == 0x2D or is_digit(c):
+        e = number_end(t, i, &flag)
+        end[0] = e
+        if e < 0:
+            return None
+        if flag:
+            return PyFloat_FromString(PyUnicode_Substring(buf, i, e))
+        k = i + 1 if c == 0x2D else i
+        if e - k > MAX_INT_DIGITS:
+            end[0] = V_BAD
+            return None
+        v = 0
+        while k < e:
+            v = v * 10 + (<long long>at(t, k) - 0x30)
+            k += 1
+        return PyLong_FromLongLong(-v if c == 0x2D else v)
+    e = literal_end(t, i)
+    end[0] = e
+    if e < 0:
+        return None
+    return True if c == 0x74 else (False if c == 0x66 else None)
+
+
+cdef object field_value(object buf, const Text* t, Py_ssize_t i, Py_ssize_t* end):
+    """An asked-for field's value: a scalar, or a list of strings without escapes."""
+    cdef list out
+    cdef object item
+    if at(t, i) != 0x5B:
+        if at(t, i) == 0x7B:
+            end[0] = V_BAD
+            return None
+        return scalar(buf, t, i, end)
+    out = []
+    i = skip_ws(t, i + 1)
+    if i < t.n and at(t, i) == 0x5D:
+        end[0] = i + 1
+        return out
+    while True:
+        if i >= t.n:
+            end[0] = V_END
+            return None
+        if at(t, i) != 0x22:
+            end[0] = V_BAD
+            return None
+        item = scalar(buf, t, i, end)
+        if end[0] < 0:
+            return None
+        PyList_Append(out, item)
+        i = skip_ws(t, end[0])
+        if i >= t.n:
+            end[0] = V_END
+            return None
+        if at(t, i) == 0x5D:
+            end[0] = i + 1
+            return out
+        if at(t, i) != 0x2C:
+            end[0] = V_BAD
+            return None
+        i = skip_ws(t, i + 1)
+
+
+cdef object record(object buf, const Text* t, Py_ssize_t i, list keys, Py_ssize_t* lengths,
+                   Py_ssize_t* end):
+    """The record (an object) at ``i`` with only the asked-for fields, or None with
+    ``end[0]`` set to V_BAD / V_END."""
+    cdef dict out = {}
+    cdef Py_ssize_t ks, ke, e
+    cdef bint escaped
+    cdef int j
+    cdef object value
+    i = skip_ws(t, i + 1)
+    if i < t.n and at(t, i) == 0x7D:
+        end[0] = i + 1
+        return out
+    while True:
+        if i >= t.n:
+            end[0] = V_END
+            return None
+        if at(t, i) != 0x22:
+            end[0] = V_BAD
+            return None
+        escaped = False
+        ke = string_end(t, i + 1, &escaped)
+        if ke < 0:
+            end[0] = ke
+            return None
+        if escaped:         # a key spelled with escapes may still be an asked-for one
+            end[0] = V_BAD
+            return None
+        ks = i + 1
+        i = skip_ws(t, ke)
+        if i >= t.n:
+            end[0] = V_END
+            return None
+        if at(t, i) != 0x3A:
+            end[0] = V_BAD
+            return None
+        i = skip_ws(t, i + 1)
+        if i >= t.n:
+            end[0] = V_END
+            return None
+        j = key_index(t, ks, ke - 1, keys, lengths)
+        if j >= 0:
+            value = field_value(buf, t, i, &e)
+            if e < 0:
+                end[0] = e
+                return None
+            PyDict_SetItem(out, keys[j], value)   # a repeated key: the last one wins, as in json
+        else:
+            e = value_end(t, i)
+            if e < 0:
+                end[0] = e
+                return None
+        i = skip_ws(t, e)
+        if i >= t.n:
+            end[0] = V_END
+            return None
+        if at(t, i) == 0x7D:
+            end[0] = i + 1
+            return out
+        if at(t, i) != 0x2C:
+            end[0] = V_BAD
+            return None
+        i = skip_ws(t, i + 1)
+
+
+def scan_records(str buf, Py_ssize_t pos, keys):
+    """The records from ``pos`` that are sure (see the module docstring): ``(records, end)``."""
+    cdef list key_list = [k for k in keys]
+    cdef Py_ssize_t lengths[MAX_KEYS]
+    cdef Text t
+    cdef Py_ssize_t i, e, nxt
+    cdef list out = []
+    cdef object rec
+    if len(key_list) > MAX_KEYS:
+        raise ValueError(f"scan_records: at most {MAX_KEYS} keys")
+    for i in range(len(key_list)):
+        if not PyUnicode_Check(key_list[i]):
+            raise TypeError("scan_records: keys must be str")
+        lengths[i] = PyUnicode_GET_LENGTH(key_list[i])
+    t.data = PyUnicode_DATA(buf)
+    t.kind = PyUnicode_KIND(buf)
+    t.n = PyUnicode_GET_LENGTH(buf)
+    if pos < 0 or pos > t.n:
+        raise IndexError("scan_records: pos out of range")
+    i = pos
+    while i < t.n and at(&t, i) == 0x7B:
+        rec = record(buf, &t, i, key_list, lengths, &e)
+        if e < 0:
+            break
+        # what follows must be the next record or the end of the list
+        nxt = skip_ws(&t, e)
+        if nxt >= t.n:
+            break
+        if at(&t, nxt) == 0x5D:
+            out.append(rec)
+            i = nxt
+            break
+        if at(&t, nxt) != 0x2C:
+            break
+        nxt = skip_ws(&t, nxt + 1)
+        if nxt >= t.n or at(&t, nxt) != 0x7B:
+            break
+        out.append(rec)
+        i = nxt
+    return out, i

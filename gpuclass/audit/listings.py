@@ -84,27 +84,26 @@ class TextAuditor:
 
     def _batch(self, batch: list[tuple[int, str, Any, str | None]]) -> list[ServerReport]:
         out = []
-        todo: list[tuple[ServerReport, tuple, list[str], list[str]]] = []
+        todo: list[tuple[int, tuple, list[str], list[str]]] = []  # (place in out, text key, lines)
         known = self._known
         for row, source, rec, error in batch:
+            if error is not None or not isinstance(rec, dict):
+                why = error or f"malformed record: {type(rec).__name__}, expected an object"
+                out.append(finish(ServerReport(row, source, None, problems=[why])))
+                continue
             problems: list[str] = []
-            r = ServerReport(row, source, None, problems=problems)
-            out.append(r)
-            if error is not None:
-                problems.append(error)
-                finish(r)
-                continue
-            if not isinstance(rec, dict):
-                problems.append(f"malformed record: {type(rec).__name__}, expected an object")
-                finish(r)
-                continue
-            sid = rec.get("id", rec.get("server"))
+            sid = rec["id"] if "id" in rec else rec.get("server")
             if sid is None or sid == "":
+                server = None
                 problems.append("record has no id")
             else:
-                r.server = str(sid)
-                self._check_id(r)
-            r.extra = {k: rec[k] for k in PASSTHROUGH if k in rec}
+                server = str(sid)
+                if source != self._source:
+                    self._source, self._ids = source, {}
+                first = self._ids.setdefault(server, row)
+                if first != row:
+                    problems.append(f"duplicate server id {server!r} (first at row {first})")
+            extra = {k: rec[k] for k in PASSTHROUGH if k in rec}
             shape: list[str] = []  # fields of the wrong type, in field order
             desc = _lines(rec.get("description"), "description", shape)
             n_desc = len(shape)
@@ -118,15 +117,17 @@ class TextAuditor:
             key = (tuple(desc), tuple(info), tuple(specials), not shape)
             found = known.get(key)
             if found is None:
-                todo.append((r, key, desc, info))
+                r = ServerReport(row, source, server, problems=problems, extra=extra)
+                todo.append((len(out), key, desc, info))
             else:
-                _apply(r, found)
+                r = _from(found, row, source, server, problems, extra)
+            out.append(r)
         if todo:
-            self._resolve(todo)
+            self._resolve(todo, out)
         return out
 
-    def _resolve(self, todo: list[tuple[ServerReport, tuple, list[str], list[str]]]) -> None:
-        """Match the texts not seen before (one automaton pass) and fill their reports."""
+    def _resolve(self, todo: list[tuple[int, tuple, list[str], list[str]]], out: list[ServerReport]) -> None:
+        """Match the texts not seen before (one automaton pass) and finish their reports."""
         texts: list[str] = []
         spans: dict[tuple, tuple[int, int, int]] = {}
         for _, key, desc, info in todo:
@@ -149,15 +150,9 @@ class TextAuditor:
                 hits = [j for i in range(first + n_desc, first + n_desc + n_info)
                         for j in per_text.get(i, ())]
             known[key] = self._outcome(key, matches, hits)
-        for r, key, _, _ in todo:
-            _apply(r, known[key])
-
-    def _check_id(self, r: ServerReport) -> None:
-        if r.source != self._source:
-            self._source, self._ids = r.source, {}
-        first = self._ids.setdefault(r.server, r.row)
-        if first != r.row:
-            r.problems.append(f"duplicate server id {r.server!r} (first at row {first})")
+        for i, key, _, _ in todo:
+            r = out[i]
+            out[i] = _from(known[key], r.row, r.source, r.server, r.problems, r.extra)
 
     def _outcome(self, key: tuple, matches: Any, hits: list[int]) -> ServerReport:
         """What a record's text says (its cards, unsupported GPUs and text problems), as a
@@ -194,18 +189,17 @@ class TextAuditor:
         return finish(r)
 
 
-def _apply(r: ServerReport, found: ServerReport) -> None:
-    """Fill ``r`` with what its text says (``found``, from :meth:`TextAuditor._outcome`)."""
-    r.cards = [dict(c) for c in found.cards]
-    r.unsupported = list(found.unsupported)
-    r.unsupported_gpus = found.unsupported_gpus
-    if r.problems:  # the record's own problems come first, and may be the reason
-        r.problems.extend(found.problems)
-        finish(r)
-    else:
-        r.problems = list(found.problems)
-        r.supported_cards, r.slices = found.supported_cards, found.slices
-        r.gpu_capable, r.reason = found.gpu_capable, found.reason
+def _from(found: ServerReport, row: int, source: str, server: str | None, problems: list[str],
+          extra: dict[str, Any]) -> ServerReport:
+    """A record's report: what its text says (``found``, from :meth:`TextAuditor._outcome`)
+    after the record's own problems (which come first, and may then be the reason)."""
+    cards = [dict(c) for c in found.cards] if found.cards else []
+    if problems:
+        return finish(ServerReport(row, source, server, False, cards, 0, 0, list(found.unsupported),
+                                   found.unsupported_gpus, "", problems + found.problems, 1, extra))
+    return ServerReport(row, source, server, found.gpu_capable, cards, found.supported_cards, found.slices,
+                        list(found.unsupported), found.unsupported_gpus, found.reason, list(found.problems),
+                        1, extra)
 
 
 def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "records",

@@ -78,7 +78,7 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
         for item in _pieces(reports):
             if isinstance(item, ServerReport):
                 summary.add(item)
-                rows.writerow(item.to_flat().values())  # the values in CSV_COLUMNS' order
+                rows.writerow(item.csv_row())
             else:  # the same cells, made a column at a time
                 _add_table(summary, item)
                 flat = item.flat()

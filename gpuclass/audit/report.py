@@ -66,15 +66,21 @@ class ServerReport:
         >>> ServerReport(1, "x", "a", cards=[{"card": "gtx-1080", "count": 2}]).to_flat()["cards"]
         'gtx-1080 x2'
         """
-        return {
-            "row": self.row, "source": self.source, "server": self.server,
-            "gpu_capable": self.gpu_capable,
-            "cards": "; ".join(f"{c['card']} x{c['count']}" for c in self.cards),
-            "supported_cards": self.supported_cards, "slices": self.slices,
-            "unsupported": "; ".join(self.unsupported), "unsupported_gpus": self.unsupported_gpus,
-            "reason": self.reason, "problems": "; ".join(self.problems), "rows": self.rows,
-            **{k: _scalar(self.extra.get(k)) for k in PASSTHROUGH},
-        }
+        return dict(zip(CSV_COLUMNS, self.csv_row()))
+
+    def csv_row(self) -> list[Any]:
+        """The flat row's values in ``CSV_COLUMNS`` order (what a CSV line holds)."""
+        extra = self.extra
+        return [self.row, self.source, self.server, self.gpu_capable,
+                "; ".join([f"{c['card']} x{c['count']}" for c in self.cards]) if self.cards else "",
+                self.supported_cards, self.slices, "; ".join(self.unsupported), self.unsupported_gpus,
+                self.reason, "; ".join(self.problems), self.rows,
+                *([v if v is None or type(v) in _SCALARS else _scalar(v) for v in map(extra.get, PASSTHROUGH)]
+                  if extra else _NO_EXTRA)]
+
+
+_NO_EXTRA = (None,) * len(PASSTHROUGH)
+_SCALARS = frozenset((str, int, float, bool))
 
 
 def _scalar(value: Any) -> Any:

@@ -366,3 +366,28 @@ def test_hostile_listing_text_is_escaped_on_the_terminal(fmt):
         doc = json.loads(text) if fmt == "json" else json.loads(text.splitlines()[0])
         server = (doc["reports"][0] if fmt == "json" else doc)["server"]
         assert server == hostile
+
+
+def test_records_of_the_same_text_share_nothing_but_the_answer(monkeypatch):
+    """Each distinct text is resolved once per run; every record still gets its own report
+    with its own problems first, exactly as if it had been resolved alone."""
+    from audit_samples import auction_listing
+
+    edge = [{"id": 1, "description": ["GTX 1080"]}, {"id": 1, "description": ["GTX 1080"]},
+            {"description": []}, {"id": 3, "description": []}, {"id": 3, "description": []},
+            {"id": 4, "description": [], "information": 5}, {"id": 5, "description": [], "information": 5},
+            {"id": 6, "description": 7, "specials": ["GPU"]}, {"id": 7, "description": "RTX 6000", "specials": "GPU"},
+            {"id": 8, "description": ["RTX 6000"], "specials": ["GPU"]}, {"id": 8, "description": ["x"], "specials": ["GPU"]},
+            {"id": 9, "description": ["x", None], "information": ["2x GTX 1080 Ti"]}, "oops", None]
+    records = (edge + auction_listing(60, seed=3) + AUCTION) * 3
+    shared = [r.to_dict() for r in audit_records(records)]
+    monkeypatch.setattr(A.listings, "_BATCH", 1)
+    monkeypatch.setattr(A.listings, "_KNOWN", 0)  # every record resolved on its own
+    alone = [r.to_dict() for r in audit_records(records)]
+    assert shared == alone
+    assert shared[1]["problems"] == ["duplicate server id '1' (first at row 1)"]
+    assert shared[5]["problems"] == ["record has no description", "information is int, expected a list of text"]
+    a, b = [r for r in audit_records(edge[:2])]
+    a.cards[0]["count"] = 99
+    a.problems.append("mine")
+    assert b.cards[0]["count"] == 1 and "mine" not in b.problems

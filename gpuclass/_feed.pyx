@@ -25,6 +25,9 @@ from cpython.unicode cimport PyUnicode_Check
 from cpython.dict cimport PyDict_SetItem
 from cpython.list cimport PyList_Append
 
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
 
 cdef extern from "Python.h":
@@ -44,25 +47,24 @@ cdef enum:
     MAX_DEPTH = 512      # nesting deeper than this is left to the record decoder
     MAX_INT_DIGITS = 18  # an integer literal this long or shorter fits a long long
     MAX_KEYS = 32
+    SEEN_SLOTS = 4096    # strings kept for reuse (a power of two)
+    SEEN_LONGEST = 96    # the longest string kept
     # where a value's end would be: what it was instead
     V_BAD = -1           # not a shape this scanner decodes (or not valid JSON)
     V_END = -2           # the text ended inside it
 
 
-cdef struct Text:
-    void* data
-    int kind
-    Py_ssize_t n
+# the code units of a str, by its kind (PEP 393): each function comes in the three widths
+ctypedef fused uchar_t:
+    uint8_t
+    uint16_t
+    uint32_t
 
 
-cdef inline Py_UCS4 at(const Text* t, Py_ssize_t i) nogil:
-    return PyUnicode_READ(t.kind, t.data, i)
-
-
-cdef inline Py_ssize_t skip_ws(const Text* t, Py_ssize_t i) nogil:
+cdef inline Py_ssize_t skip_ws(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
     cdef Py_UCS4 c
-    while i < t.n:
-        c = at(t, i)
+    while i < n:
+        c = t[i]
         if c != 0x20 and c != 0x0A and c != 0x0D and c != 0x09:
             return i
         i += 1
@@ -73,12 +75,12 @@ cdef inline bint is_hex(Py_UCS4 c) nogil:
     return (0x30 <= c <= 0x39) or (0x41 <= c <= 0x46) or (0x61 <= c <= 0x66)
 
 
-cdef Py_ssize_t string_end(const Text* t, Py_ssize_t i, bint* escaped) nogil:
+cdef Py_ssize_t string_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, bint* escaped) nogil:
     """``i`` after an opening quote: the index after the closing one, V_BAD or V_END."""
     cdef Py_UCS4 c
     cdef int k
-    while i < t.n:
-        c = at(t, i)
+    while i < n:
+        c = t[i]
         if c == 0x22:       # "
             return i + 1
         if c < 0x20:        # json (strict) takes no control character inside a string
@@ -86,14 +88,14 @@ cdef Py_ssize_t string_end(const Text* t, Py_ssize_t i, bint* escaped) nogil:
         if c == 0x5C:       # backslash
             escaped[0] = True
             i += 1
-            if i >= t.n:
+            if i >= n:
                 return V_END
-            c = at(t, i)
+            c = t[i]
             if c == 0x75:   # u: four hex digits
                 for k in range(1, 5):
-                    if i + k >= t.n:
+                    if i + k >= n:
                         return V_END
-                    if not is_hex(at(t, i + k)):
+                    if not is_hex(t[i + k]):
                         return V_BAD
                 i += 4
             elif not (c == 0x22 or c == 0x5C or c == 0x2F or c == 0x62 or c == 0x66
@@ -107,48 +109,48 @@ cdef inline bint is_digit(Py_UCS4 c) nogil:
     return 0x30 <= c <= 0x39
 
 
-cdef Py_ssize_t number_end(const Text* t, Py_ssize_t i, bint* is_float) nogil:
+cdef Py_ssize_t number_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, bint* is_float) nogil:
     """The index after the number at ``i``, V_BAD or V_END (a number must be followed by
     a delimiter: json's own reading would stop early and then fail on what follows)."""
-    if i < t.n and at(t, i) == 0x2D:  # -
+    if i < n and t[i] == 0x2D:  # -
         i += 1
-    if i >= t.n:
+    if i >= n:
         return V_END
-    if at(t, i) == 0x30:
+    if t[i] == 0x30:
         i += 1
-    elif is_digit(at(t, i)):
-        while i < t.n and is_digit(at(t, i)):
+    elif is_digit(t[i]):
+        while i < n and is_digit(t[i]):
             i += 1
     else:
         return V_BAD    # -Infinity, or not a number
-    if i < t.n and at(t, i) == 0x2E:  # .
+    if i < n and t[i] == 0x2E:  # .
         is_float[0] = True
         i += 1
-        if i < t.n and not is_digit(at(t, i)):
+        if i < n and not is_digit(t[i]):
             return V_BAD
-        while i < t.n and is_digit(at(t, i)):
+        while i < n and is_digit(t[i]):
             i += 1
-    if i < t.n and (at(t, i) == 0x65 or at(t, i) == 0x45):  # e E
+    if i < n and (t[i] == 0x65 or t[i] == 0x45):  # e E
         is_float[0] = True
         i += 1
-        if i < t.n and (at(t, i) == 0x2B or at(t, i) == 0x2D):
+        if i < n and (t[i] == 0x2B or t[i] == 0x2D):
             i += 1
-        if i < t.n and not is_digit(at(t, i)):
+        if i < n and not is_digit(t[i]):
             return V_BAD
-        while i < t.n and is_digit(at(t, i)):
+        while i < n and is_digit(t[i]):
             i += 1
-    if i >= t.n:
+    if i >= n:
         return V_END
-    cdef Py_UCS4 c = at(t, i)
+    cdef Py_UCS4 c = t[i]
     if c == 0x20 or c == 0x0A or c == 0x0D or c == 0x09 or c == 0x2C or c == 0x5D or c == 0x7D:
         return i
     return V_BAD
 
 
-cdef Py_ssize_t literal_end(const Text* t, Py_ssize_t i) nogil:
+cdef Py_ssize_t literal_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
     """The index after ``true``, ``false`` or ``null`` at ``i``, V_BAD or V_END."""
     cdef const char* word
-    cdef Py_UCS4 c = at(t, i)
+    cdef Py_UCS4 c = t[i]
     if c == 0x74:
         word = b"true"
     elif c == 0x66:
@@ -159,15 +161,15 @@ cdef Py_ssize_t literal_end(const Text* t, Py_ssize_t i) nogil:
         return V_BAD
     cdef Py_ssize_t k = 0
     while word[k] != 0:
-        if i + k >= t.n:
+        if i + k >= n:
             return V_END
-        if at(t, i + k) != <Py_UCS4>word[k]:
+        if t[i + k] != <Py_UCS4>word[k]:
             return V_BAD
         k += 1
     return i + k
 
 
-cdef Py_ssize_t value_end(const Text* t, Py_ssize_t i) nogil:
+cdef Py_ssize_t value_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
     """The index after the JSON value at ``i`` (validated, not decoded), V_BAD or V_END."""
     cdef char stack[MAX_DEPTH]
     cdef int depth = 0
@@ -175,34 +177,34 @@ cdef Py_ssize_t value_end(const Text* t, Py_ssize_t i) nogil:
     cdef bint dummy = False
     cdef bint want_value = True   # a value comes next (else a ',' or a closing bracket)
     while True:
-        i = skip_ws(t, i)
-        if i >= t.n:
+        i = skip_ws(t, n, i)
+        if i >= n:
             return V_END
-        c = at(t, i)
+        c = t[i]
         if want_value:
             if c == 0x7B or c == 0x5B:      # { [
                 if depth == MAX_DEPTH:
                     return V_BAD
                 stack[depth] = <char>c
                 depth += 1
-                i = skip_ws(t, i + 1)
-                if i >= t.n:
+                i = skip_ws(t, n, i + 1)
+                if i >= n:
                     return V_END
-                if at(t, i) == (0x7D if c == 0x7B else 0x5D):  # empty
+                if t[i] == (0x7D if c == 0x7B else 0x5D):  # empty
                     depth -= 1
                     i += 1
                     want_value = False
                 elif c == 0x7B:
-                    i = object_key(t, i)
+                    i = object_key(t, n, i)
                     if i < 0:
                         return i
                 continue
             if c == 0x22:
-                i = string_end(t, i + 1, &dummy)
+                i = string_end(t, n, i + 1, &dummy)
             elif c == 0x2D or is_digit(c):
-                i = number_end(t, i, &dummy)
+                i = number_end(t, n, i, &dummy)
             else:
-                i = literal_end(t, i)
+                i = literal_end(t, n, i)
             if i < 0:
                 return i
             want_value = False
@@ -212,7 +214,7 @@ cdef Py_ssize_t value_end(const Text* t, Py_ssize_t i) nogil:
             if c == 0x2C:                   # ,
                 i += 1
                 if stack[depth - 1] == 0x7B:
-                    i = object_key(t, skip_ws(t, i))
+                    i = object_key(t, n, skip_ws(t, n, i))
                     if i < 0:
                         return i
                 want_value = True
@@ -225,34 +227,34 @@ cdef Py_ssize_t value_end(const Text* t, Py_ssize_t i) nogil:
             return i
 
 
-cdef Py_ssize_t object_key(const Text* t, Py_ssize_t i) nogil:
+cdef Py_ssize_t object_key(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
     """``i`` at an object's key: the index after its ``:``, V_BAD or V_END."""
     cdef bint dummy = False
-    if i >= t.n:
+    if i >= n:
         return V_END
-    if at(t, i) != 0x22:
+    if t[i] != 0x22:
         return V_BAD
-    i = string_end(t, i + 1, &dummy)
+    i = string_end(t, n, i + 1, &dummy)
     if i < 0:
         return i
-    i = skip_ws(t, i)
-    if i >= t.n:
+    i = skip_ws(t, n, i)
+    if i >= n:
         return V_END
-    if at(t, i) != 0x3A:
+    if t[i] != 0x3A:
         return V_BAD
     return i + 1
 
 
-cdef int key_index(const Text* t, Py_ssize_t start, Py_ssize_t end, list keys, Py_ssize_t* lengths):
+cdef int key_index(const uchar_t* t, Py_ssize_t start, Py_ssize_t end, list keys, Py_ssize_t* lengths):
     """Which of ``keys`` the key text ``start:end`` (no escapes) is, or -1."""
-    cdef Py_ssize_t n = end - start, j, k
+    cdef Py_ssize_t size = end - start, j, k
     cdef object key
     for j in range(len(keys)):
-        if lengths[j] != n:
+        if lengths[j] != size:
             continue
         key = keys[j]
-        for k in range(n):
-            if PyUnicode_READ(PyUnicode_KIND(key), PyUnicode_DATA(key), k) != at(t, start + k):
+        for k in range(size):
+            if PyUnicode_READ(PyUnicode_KIND(key), PyUnicode_DATA(key), k) != t[start + k]:
                 break
         else:
             return <int>j
@@ -267,12 +269,12 @@ cdef inline int hex_value(Py_UCS4 c) nogil:
     return <int>c - 0x61 + 10
 
 
-cdef inline Py_UCS4 hex4(const Text* t, Py_ssize_t i) nogil:
-    return <Py_UCS4>((hex_value(at(t, i)) << 12) | (hex_value(at(t, i + 1)) << 8)
-                     | (hex_value(at(t, i + 2)) << 4) | hex_value(at(t, i + 3)))
+cdef inline Py_UCS4 hex4(const uchar_t* t, Py_ssize_t i) nogil:
+    return <Py_UCS4>((hex_value(t[i]) << 12) | (hex_value(t[i + 1]) << 8)
+                     | (hex_value(t[i + 2]) << 4) | hex_value(t[i + 3]))
 
 
-cdef object unescape(const Text* t, Py_ssize_t i, Py_ssize_t e):
+cdef object unescape(const uchar_t* t, Py_ssize_t i, Py_ssize_t e):
     """The string between ``i`` and ``e`` (its closing quote; escapes already validated by
     string_end) decoded as json decodes it: a ``\\u`` high surrogate joins a ``\\u`` low
     one that follows it, and any other surrogate stays as it is."""
@@ -283,15 +285,15 @@ cdef object unescape(const Text* t, Py_ssize_t i, Py_ssize_t e):
         raise MemoryError()
     try:
         while i < e:
-            c = <unsigned int>at(t, i)
+            c = <unsigned int>t[i]
             i += 1
             if c == 0x5C:
-                c = <unsigned int>at(t, i)
+                c = <unsigned int>t[i]
                 i += 1
                 if c == 0x75:
                     c = <unsigned int>hex4(t, i)
                     i += 4
-                    if 0xD800 <= c <= 0xDBFF and i + 6 <= e and at(t, i) == 0x5C and at(t, i + 1) == 0x75:
+                    if 0xD800 <= c <= 0xDBFF and i + 6 <= e and t[i] == 0x5C and t[i + 1] == 0x75:
                         lo = <unsigned int>hex4(t, i + 2)
                         if 0xDC00 <= lo <= 0xDFFF:
                             c = 0x10000 + (((c - 0xD800) << 10) | (lo - 0xDC00))
@@ -314,23 +316,62 @@ cdef object unescape(const Text* t, Py_ssize_t i, Py_ssize_t e):
         free(out)
 
 
-cdef object scalar(object buf, const Text* t, Py_ssize_t i, Py_ssize_t* end):
+# Listings repeat their lines (the same CPU, disks, card) record after record: short
+# strings are kept in a small table and handed out again, one object per distinct text
+# (fewer allocations, and a string's hash is computed once).  Only ever used with the GIL.
+cdef PyObject* seen_strings[SEEN_SLOTS]
+
+
+cdef object plain_string(object buf, const uchar_t* t, Py_ssize_t i, Py_ssize_t e):
+    """``buf[i:e]`` (no escapes in it), from the table where the same text is there."""
+    cdef Py_ssize_t size = e - i, k
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef PyObject* old
+    cdef object out
+    if size > SEEN_LONGEST:
+        return PyUnicode_Substring(buf, i, e)
+    for k in range(size):
+        h = (h ^ <uint64_t>t[i + k]) * 1099511628211ULL
+    k = <Py_ssize_t>(h & (SEEN_SLOTS - 1))
+    old = seen_strings[k]
+    if old != NULL and same_text(<object>old, t, i, size):
+        return <object>old
+    out = PyUnicode_Substring(buf, i, e)
+    Py_INCREF(out)
+    seen_strings[k] = <PyObject*>out
+    Py_XDECREF(old)
+    return out
+
+
+cdef bint same_text(object s, const uchar_t* t, Py_ssize_t i, Py_ssize_t size):
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void* data = PyUnicode_DATA(s)
+    cdef Py_ssize_t k
+    if PyUnicode_GET_LENGTH(s) != size:
+        return False
+    for k in range(size):
+        if PyUnicode_READ(kind, data, k) != t[i + k]:
+            return False
+    return True
+
+
+cdef object scalar(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, Py_ssize_t* end):
     """The string, number or literal at ``i`` as json decodes it; ``end[0]`` is set to
     the index after it, or to V_BAD / V_END (and None returned)."""
     cdef bint flag = False
     cdef Py_ssize_t e, k
     cdef long long v
-    cdef Py_UCS4 c = at(t, i)
+    cdef Py_UCS4 c = t[i]
     if c == 0x22:
-        e = string_end(t, i + 1, &flag)
+        e = string_end(t, n, i + 1, &flag)
         end[0] = e
         if e < 0:
             return None
         if flag:
             return unescape(t, i + 1, e - 1)
-        return PyUnicode_Substring(buf, i + 1, e - 1)
+        return plain_string(buf, t, i + 1, e - 1)
     if c == 0x2D or is_digit(c):
-        e = number_end(t, i, &flag)
+        e = number_end(t, n, i, &flag)
         end[0] = e
         if e < 0:
             return None
@@ -342,55 +383,55 @@ cdef object scalar(object buf, const Text* t, Py_ssize_t i, Py_ssize_t* end):
             return None
         v = 0
         while k < e:
-            v = v * 10 + (<long long>at(t, k) - 0x30)
+            v = v * 10 + (<long long>t[k] - 0x30)
             k += 1
         return PyLong_FromLongLong(-v if c == 0x2D else v)
-    e = literal_end(t, i)
+    e = literal_end(t, n, i)
     end[0] = e
     if e < 0:
         return None
     return True if c == 0x74 else (False if c == 0x66 else None)
 
 
-cdef object field_value(object buf, const Text* t, Py_ssize_t i, Py_ssize_t* end):
+cdef object field_value(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, Py_ssize_t* end):
     """An asked-for field's value: a scalar, or a list of strings without escapes."""
     cdef list out
     cdef object item
-    if at(t, i) != 0x5B:
-        if at(t, i) == 0x7B:
+    if t[i] != 0x5B:
+        if t[i] == 0x7B:
             end[0] = V_BAD
             return None
-        return scalar(buf, t, i, end)
+        return scalar(buf, t, n, i, end)
     out = []
-    i = skip_ws(t, i + 1)
-    if i < t.n and at(t, i) == 0x5D:
+    i = skip_ws(t, n, i + 1)
+    if i < n and t[i] == 0x5D:
         end[0] = i + 1
         return out
     while True:
-        if i >= t.n:
+        if i >= n:
             end[0] = V_END
             return None
-        if at(t, i) != 0x22:
+        if t[i] != 0x22:
             end[0] = V_BAD
             return None
-        item = scalar(buf, t, i, end)
+        item = scalar(buf, t, n, i, end)
         if end[0] < 0:
             return None
         PyList_Append(out, item)
-        i = skip_ws(t, end[0])
-        if i >= t.n:
+        i = skip_ws(t, n, end[0])
+        if i >= n:
             end[0] = V_END
             return None
-        if at(t, i) == 0x5D:
+        if t[i] == 0x5D:
             end[0] = i + 1
             return out
-        if at(t, i) != 0x2C:
+        if t[i] != 0x2C:
             end[0] = V_BAD
             return None
-        i = skip_ws(t, i + 1)
+        i = skip_ws(t, n, i + 1)
 
 
-cdef object record(object buf, const Text* t, Py_ssize_t i, list keys, Py_ssize_t* lengths,
+cdef object record(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, list keys, Py_ssize_t* lengths,
                    Py_ssize_t* end):
     """The record (an object) at ``i`` with only the asked-for fields, or None with
     ``end[0]`` set to V_BAD / V_END."""
@@ -399,19 +440,19 @@ cdef object record(object buf, const Text* t, Py_ssize_t i, list keys, Py_ssize_
     cdef bint escaped
     cdef int j
     cdef object value
-    i = skip_ws(t, i + 1)
-    if i < t.n and at(t, i) == 0x7D:
+    i = skip_ws(t, n, i + 1)
+    if i < n and t[i] == 0x7D:
         end[0] = i + 1
         return out
     while True:
-        if i >= t.n:
+        if i >= n:
             end[0] = V_END
             return None
-        if at(t, i) != 0x22:
+        if t[i] != 0x22:
             end[0] = V_BAD
             return None
         escaped = False
-        ke = string_end(t, i + 1, &escaped)
+        ke = string_end(t, n, i + 1, &escaped)
         if ke < 0:
             end[0] = ke
             return None
@@ -419,78 +460,85 @@ cdef object record(object buf, const Text* t, Py_ssize_t i, list keys, Py_ssize_
             end[0] = V_BAD
             return None
         ks = i + 1
-        i = skip_ws(t, ke)
-        if i >= t.n:
+        i = skip_ws(t, n, ke)
+        if i >= n:
             end[0] = V_END
             return None
-        if at(t, i) != 0x3A:
+        if t[i] != 0x3A:
             end[0] = V_BAD
             return None
-        i = skip_ws(t, i + 1)
-        if i >= t.n:
+        i = skip_ws(t, n, i + 1)
+        if i >= n:
             end[0] = V_END
             return None
         j = key_index(t, ks, ke - 1, keys, lengths)
         if j >= 0:
-            value = field_value(buf, t, i, &e)
+            value = field_value(buf, t, n, i, &e)
             if e < 0:
                 end[0] = e
                 return None
             PyDict_SetItem(out, keys[j], value)   # a repeated key: the last one wins, as in json
         else:
-            e = value_end(t, i)
+            e = value_end(t, n, i)
             if e < 0:
                 end[0] = e
                 return None
-        i = skip_ws(t, e)
-        if i >= t.n:
+        i = skip_ws(t, n, e)
+        if i >= n:
             end[0] = V_END
             return None
-        if at(t, i) == 0x7D:
+        if t[i] == 0x7D:
             end[0] = i + 1
             return out
-        if at(t, i) != 0x2C:
+        if t[i] != 0x2C:
             end[0] = V_BAD
             return None
-        i = skip_ws(t, i + 1)
+        i = skip_ws(t, n, i + 1)
 
 
 def scan_records(str buf, Py_ssize_t pos, keys):
     """The records from ``pos`` that are sure (see the module docstring): ``(records, end)``."""
     cdef list key_list = [k for k in keys]
     cdef Py_ssize_t lengths[MAX_KEYS]
-    cdef Text t
-    cdef Py_ssize_t i, e, nxt
-    cdef list out = []
-    cdef object rec
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(buf)
+    cdef int kind = PyUnicode_KIND(buf)
+    cdef void* data = PyUnicode_DATA(buf)
     if len(key_list) > MAX_KEYS:
         raise ValueError(f"scan_records: at most {MAX_KEYS} keys")
     for i in range(len(key_list)):
         if not PyUnicode_Check(key_list[i]):
             raise TypeError("scan_records: keys must be str")
         lengths[i] = PyUnicode_GET_LENGTH(key_list[i])
-    t.data = PyUnicode_DATA(buf)
-    t.kind = PyUnicode_KIND(buf)
-    t.n = PyUnicode_GET_LENGTH(buf)
-    if pos < 0 or pos > t.n:
+    if pos < 0 or pos > n:
         raise IndexError("scan_records: pos out of range")
-    i = pos
-    while i < t.n and at(&t, i) == 0x7B:
-        rec = record(buf, &t, i, key_list, lengths, &e)
+    if kind == 1:
+        return records(buf, <const uint8_t*>data, n, pos, key_list, lengths)
+    if kind == 2:
+        return records(buf, <const uint16_t*>data, n, pos, key_list, lengths)
+    return records(buf, <const uint32_t*>data, n, pos, key_list, lengths)
+
+
+cdef tuple records(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, list keys,
+                   Py_ssize_t* lengths):
+    cdef list out = []
+    cdef object rec
+    cdef Py_ssize_t e, nxt
+    while i < n and t[i] == 0x7B:
+        rec = record(buf, t, n, i, keys, lengths, &e)
         if e < 0:
             break
         # what follows must be the next record or the end of the list
-        nxt = skip_ws(&t, e)
-        if nxt >= t.n:
+        nxt = skip_ws(t, n, e)
+        if nxt >= n:
             break
-        if at(&t, nxt) == 0x5D:
+        if t[nxt] == 0x5D:
             out.append(rec)
             i = nxt
             break
-        if at(&t, nxt) != 0x2C:
+        if t[nxt] != 0x2C:
             break
-        nxt = skip_ws(&t, nxt + 1)
-        if nxt >= t.n or at(&t, nxt) != 0x7B:
+        nxt = skip_ws(t, n, nxt + 1)
+        if nxt >= n or t[nxt] != 0x7B:
             break
         out.append(rec)
         i = nxt

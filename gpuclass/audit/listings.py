@@ -84,7 +84,8 @@ class TextAuditor:
 
     def _batch(self, batch: list[tuple[int, str, Any, str | None]]) -> list[ServerReport]:
         out = []
-        todo: list[tuple[int, tuple, list[str], list[str]]] = []  # (place in out, text key, lines)
+        # (place in out, text key (a place for a text of the wrong type), its lines)
+        todo: list[tuple[int, Any, list[str], list[str], list[str]]] = []
         known = self._known
         for row, source, rec, error in batch:
             if error is not None or not isinstance(rec, dict):
@@ -104,35 +105,42 @@ class TextAuditor:
                 if first != row:
                     problems.append(f"duplicate server id {server!r} (first at row {first})")
             extra = {k: rec[k] for k in PASSTHROUGH if k in rec}
+            d, i, sp = rec.get("description"), rec.get("information"), rec.get("specials")
+            try:  # a text seen before is taken as it is: only well-typed texts are kept
+                key: Any = (tuple(d) if type(d) is list else d, tuple(i) if type(i) is list else i,
+                            tuple(sp) if type(sp) is list else sp)
+                found = known.get(key)
+            except TypeError:  # an unhashable value (an object): read the long way
+                key = found = None
+            if found is not None:
+                out.append(_from(found, row, source, server, problems, extra))
+                continue
             shape: list[str] = []  # fields of the wrong type, in field order
-            desc = _lines(rec.get("description"), "description", shape)
+            desc = _lines(d, "description", shape)
             n_desc = len(shape)
-            info = _lines(rec.get("information"), "information", shape)
-            specials = _lines(rec.get("specials"), "specials", shape)
+            info = _lines(i, "information", shape)
+            specials = _lines(sp, "specials", shape)
             if shape:  # rare: then the missing description is told here, in field order
                 problems.extend(shape[:n_desc])
                 if not n_desc and not any(line.strip() for line in desc):
                     problems.append("record has no description")
                 problems.extend(shape[n_desc:])
-            key = (tuple(desc), tuple(info), tuple(specials), not shape)
-            found = known.get(key)
-            if found is None:
-                r = ServerReport(row, source, server, problems=problems, extra=extra)
-                todo.append((len(out), key, desc, info))
-            else:
-                r = _from(found, row, source, server, problems, extra)
-            out.append(r)
+            if shape or key is None:
+                key = len(out)  # its own outcome, never kept
+            todo.append((len(out), key, desc, info, specials))
+            out.append(ServerReport(row, source, server, problems=problems, extra=extra))
         if todo:
             self._resolve(todo, out)
         return out
 
-    def _resolve(self, todo: list[tuple[int, tuple, list[str], list[str]]], out: list[ServerReport]) -> None:
+    def _resolve(self, todo: list[tuple[int, Any, list[str], list[str], list[str]]],
+                 out: list[ServerReport]) -> None:
         """Match the texts not seen before (one automaton pass) and finish their reports."""
         texts: list[str] = []
-        spans: dict[tuple, tuple[int, int, int]] = {}
-        for _, key, desc, info in todo:
+        spans: dict[Any, tuple[int, int, int, list[str], list[str]]] = {}
+        for _, key, desc, info, specials in todo:
             if key not in spans:
-                spans[key] = (len(texts), len(desc), len(info))
+                spans[key] = (len(texts), len(desc), len(info), desc, specials)
                 texts.extend(desc)
                 texts.extend(info)
         matches = self.matcher.find_many(texts)
@@ -142,22 +150,26 @@ class TextAuditor:
         known = self._known
         if len(known) + len(spans) > _KNOWN:
             known.clear()
-        for key, (first, n_desc, n_info) in spans.items():
+        done = {}
+        for key, (first, n_desc, n_info, desc, specials) in spans.items():
             # Cards come from the description; the notes count only when it names none
             # (a listing often repeats the card there).
             hits = [j for i in range(first, first + n_desc) for j in per_text.get(i, ())]
             if not hits:
                 hits = [j for i in range(first + n_desc, first + n_desc + n_info)
                         for j in per_text.get(i, ())]
-            known[key] = self._outcome(key, matches, hits)
-        for i, key, _, _ in todo:
+            well_typed = type(key) is tuple
+            done[key] = self._outcome(desc, specials, well_typed, matches, hits)
+            if well_typed:
+                known[key] = done[key]
+        for i, key, _, _, _ in todo:
             r = out[i]
-            out[i] = _from(known[key], r.row, r.source, r.server, r.problems, r.extra)
+            out[i] = _from(done[key], r.row, r.source, r.server, r.problems, r.extra)
 
-    def _outcome(self, key: tuple, matches: Any, hits: list[int]) -> ServerReport:
+    def _outcome(self, desc: list[str], specials: list[str], well_typed: bool, matches: Any,
+                 hits: list[int]) -> ServerReport:
         """What a record's text says (its cards, unsupported GPUs and text problems), as a
         finished report of no server: shared by every record with the same text."""
-        desc, _, specials, well_typed = key
         r = ServerReport(0, "", None)
         if well_typed and not any(line.strip() for line in desc):
             r.problems.append("record has no description")

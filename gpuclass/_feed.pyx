@@ -9,11 +9,15 @@ position of the next record's ``{`` (or of the ``]`` that closes the list).
 
 It takes a record only when it is sure of it: the whole record is valid JSON
 (validated as strictly as :mod:`json`, however deep), every asked-for field is a
-string, a number, ``true``/``false``/``null`` or a list of strings, and the record is followed by ``,`` and the next record's ``{`` or by the
-list's ``]``.  Anything else (a nested value in an asked-for field, ``NaN``, a key
+string, a number, ``true``/``false``/``null`` or a list of strings, and the record
+is followed by ``,`` and the next record's ``{`` or by the list's ``]``.  Anything else (a nested value in an asked-for field, ``NaN``, a key
 spelled with escapes, damage, a record cut off by the end of ``buf``) stops the scan
 before that record, for the caller's record-by-record decoder: a damaged record is
 still reported by the one reader that explains damage.
+
+Short strings repeat from record to record (the same CPU, disks, card): the scanner
+keeps the last few thousand it made (at most 96 characters each) and hands the same
+object out again for the same text.
 
 >>> scan_records('{"id": 1, "x": [{"a": null}], "description": ["GTX 1080"]}, {"id": 2}]', 0, ("id", "description"))
 ([{'id': 1, 'description': ['GTX 1080']}, {'id': 2}], 69)
@@ -337,6 +341,7 @@ cdef object plain_string(object buf, const uchar_t* t, Py_ssize_t i, Py_ssize_t 
     if old != NULL and same_text(<object>old, t, i, size):
         return <object>old
     out = PyUnicode_Substring(buf, i, e)
+    old = seen_strings[k]   # again: making the string may have run other code
     Py_INCREF(out)
     seen_strings[k] = <PyObject*>out
     Py_XDECREF(old)

@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import os
 import stat
-import tarfile
-import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..errors import SourceError
 from ..inputs import kind_of, open_input
 from .compressed import DECOMPRESS_ERRORS, Bounded, Limits
+
+if TYPE_CHECKING:  # tarfile and zipfile load with the first archive read
+    import tarfile
+    import zipfile
 
 __all__ = ["Member", "server_name", "iter_dir", "iter_tar", "iter_zip", "archive_kind", "DUMP_SUFFIXES"]
 
@@ -111,6 +113,8 @@ def archive_kind(head: bytes) -> str | None:
 
 def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> Iterator[Member]:
     """Members of a tar stream, read in order (each opened before the next is asked for)."""
+    import tarfile
+
     try:
         tf = tarfile.open(fileobj=stream, mode="r:" if stream.seekable() else "r|")
     except (tarfile.TarError, *DECOMPRESS_ERRORS) as exc:
@@ -168,6 +172,8 @@ def _check_tar_end(tf: tarfile.TarFile, stream: IO[bytes], name: str, last: str 
 
 def _tar_opener(tf: tarfile.TarFile, info: tarfile.TarInfo, name: str, limits: Limits,
                 total: list[int]) -> Callable[[], IO[bytes]]:
+    import tarfile
+
     def open_member() -> IO[bytes]:
         try:
             fh = tf.extractfile(info)
@@ -181,6 +187,8 @@ def _tar_opener(tf: tarfile.TarFile, info: tarfile.TarInfo, name: str, limits: L
 
 def iter_zip(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> Iterator[Member]:
     """Members of a zip archive (the stream must be seekable)."""
+    import zipfile
+
     try:
         zf = zipfile.ZipFile(stream)
         infos = zf.infolist()
@@ -200,6 +208,8 @@ def iter_zip(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
 
 def _zip_opener(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: Limits,
                 total: list[int]) -> Callable[[], IO[bytes]]:
+    import zipfile
+
     def open_member() -> IO[bytes]:
         try:
             fh = zf.open(info)

@@ -16,12 +16,9 @@ b'abc'
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
 import lzma
-import tarfile
-import zipfile
+import sys
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +33,12 @@ DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZ
                                                        ValueError)
 
 
-_DAMAGED = (tarfile.TarError, zipfile.BadZipFile, *DECOMPRESS_ERRORS)
+def _damaged() -> tuple[type[BaseException], ...]:
+    """What damaged data raises: tar's and zip's errors too where an archive is read (their
+    modules load with the first archive, not with every input)."""
+    found = [getattr(sys.modules[m], n) for m, n in (("tarfile", "TarError"), ("zipfile", "BadZipFile"))
+             if m in sys.modules]
+    return (*found, *DECOMPRESS_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ class Bounded(io.RawIOBase):
             out = self.inner.seek(pos, whence)
         except SourceError as exc:  # from the stream this one reads: name this one
             raise SourceError(self.name, None, exc.reason) from None
-        except _DAMAGED as exc:
+        except _damaged() as exc:
             raise SourceError(self.name, None, f"damaged data: {exc}") from None
         self._count(out)
         return out
@@ -92,7 +94,7 @@ class Bounded(io.RawIOBase):
             data = self.inner.read(len(b))
         except SourceError as exc:
             raise SourceError(self.name, None, exc.reason) from None
-        except _DAMAGED as exc:
+        except _damaged() as exc:
             raise SourceError(self.name, None, f"damaged data: {exc}") from None
         n = len(data)
         b[:n] = data
@@ -154,10 +156,14 @@ def decompress(raw: IO[bytes], kind: str, name: str, limits: Limits,
     def consumed() -> int:
         return counting.count
     if kind == "gzip":
+        import gzip
+
         inner: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
     elif kind == "xz":
         inner = lzma.LZMAFile(raw, "rb")
     elif kind == "bz2":
+        import bz2
+
         inner = bz2.BZ2File(raw, "rb")
     elif kind == "zstd":
         try:

@@ -98,8 +98,8 @@ class TextAuditor:
                 server = None
                 problems.append("record has no id")
             else:
-                server = str(sid)
-                if source != self._source:
+                server = sid if type(sid) is str else str(sid)
+                if source is not self._source and source != self._source:
                     self._source, self._ids = source, {}
                 first = self._ids.setdefault(server, row)
                 if first != row:

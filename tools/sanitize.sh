@@ -47,18 +47,20 @@ mkdir "$WORK/src" "$WORK/run"
 
 ASAN=$(gcc -print-file-name=libasan.so)
 UBSAN=$(gcc -print-file-name=libubsan.so)
-SO=$(cd "$WORK" && env LD_PRELOAD="$ASAN:$UBSAN" ASAN_OPTIONS=detect_leaks=0 \
-     "$VENV/bin/python" -I -c 'import gpuclass._core as c; print(c.__file__)')
-if ! grep -q __asan_report "$SO"; then
-    echo "sanitize.sh: $SO is not built with AddressSanitizer" >&2
-    exit 1
-fi
+for MOD in gpuclass._core gpuclass._feed; do
+    SO=$(cd "$WORK" && env LD_PRELOAD="$ASAN:$UBSAN" ASAN_OPTIONS=detect_leaks=0 \
+         "$VENV/bin/python" -I -c "import $MOD as c; print(c.__file__)")
+    if ! grep -q __asan_report "$SO"; then
+        echo "sanitize.sh: $SO is not built with AddressSanitizer" >&2
+        exit 1
+    fi
+done
 
 # the tests, fuzz corpora and configuration, without the package sources
 (cd "$WORK/src" && tar -cf - --exclude=./gpuclass --exclude=./build .) | tar -xf - -C "$WORK/run"
 
 cd "$WORK/run"
-echo "sanitize.sh: $SO (ASan+UBSan), running the suite" >&2
+echo "sanitize.sh: gpuclass._core and gpuclass._feed built with ASan+UBSan, running the suite" >&2
 env LD_PRELOAD="$ASAN:$UBSAN" GPUCLASS_SOURCE_TREE="$WORK/src" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

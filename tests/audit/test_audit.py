@@ -391,3 +391,19 @@ def test_records_of_the_same_text_share_nothing_but_the_answer(monkeypatch):
     a.cards[0]["count"] = 99
     a.problems.append("mine")
     assert b.cards[0]["count"] == 1 and "mine" not in b.problems
+
+
+@pytest.mark.parametrize("kind", ["feed", "ndjson"])
+def test_a_record_nested_past_the_decoders_limit_is_one_flagged_row(tmp_path, kind):
+    """json raises RecursionError (not a decode error) on deep nesting: that record is a
+    flagged row, its neighbours are read, and telling the input's kind does not fail."""
+    deep = '{"id": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + ', "description": ["GTX 1080"]}'
+    good = json.dumps({"id": 2, "description": ["RTX 6000 Ada"]})
+    text = "[" + deep + ", " + good + "]" if kind == "feed" else deep + "\n" + good + "\n"
+    path = tmp_path / ("f.json" if kind == "feed" else "f.ndjson")
+    path.write_text(text)
+    assert detect_kind(path) == kind
+    reports = list(audit_paths([path]))
+    assert [r.server for r in reports] == [None, "2"]
+    assert reports[0].problems == ["malformed JSON: nested deeper than the decoder reads"]
+    assert reports[1].gpu_capable and not reports[1].problems

@@ -10,7 +10,8 @@ one more run after the timed ones).
   against ``scripts/pyarrow_devices.py`` (read, ``is_in`` and comparisons, ``group_by``,
   write; goal 1.5x, and gpuclass under 1 GiB).  500k rows with ``GPUCLASS_BENCH_QUICK=1``.
 - ``whole feed 3k`` and ``whole feed 200k``: an auction feed of 3,000 (and 200,000) servers
-  to CSV: ``gpuclass audit feed.json -o out.csv`` (the matcher cache warm) against
+  (the sample feed's server models, their memory and disk lines varied: most descriptions
+  differ, their lines repeat, as in a live auction) to CSV: ``gpuclass audit feed.json -o out.csv`` (the matcher cache warm) against
   ``scripts/regex_listings.py`` (``json.load``, one compiled regex; goals 1.5x and 3x, and
   at 200k at most a quarter of the script's memory).  20,000 for the large feed with
   ``GPUCLASS_BENCH_QUICK=1``.
@@ -131,14 +132,43 @@ def pc_sum(column):
 
 # -- auction feeds -------------------------------------------------------------------------
 
+_PARTS = (("ram", ("RAM", "DDR")), ("disk", ("SSD", "HDD", "NVMe")), ("nic", ("NIC",)))
+
+
+def _part(line: str) -> str | None:
+    """What a description line lists (a GPU or CPU line: None, kept as the record has it)."""
+    if "GPU" in line or "RTX" in line or "GTX" in line or "Nvidia" in line or "NVIDIA" in line:
+        return None
+    return next((part for part, words in _PARTS if any(w in line for w in words)), None)
+
+
 def write_feed(path: Path, n: int, seed: int = 3) -> Path:
-    """``n`` servers drawn from the sample feed's records, each with its own id."""
+    """``n`` servers, each with its own id, made from the sample feed's records as an auction
+    lists them: the same server models again and again, but their memory and disks vary
+    (each such line drawn from the sample's lines of its kind, disk counts 1, 2 or 4), so
+    that most records' descriptions differ while their lines repeat."""
     data = json.loads((ROOT / "examples" / "auction-sample_EUR.json").read_text(encoding="utf-8"))
     records = data["server"] if isinstance(data, dict) else data
+    pools: dict[str, list[str]] = {}
+    for rec in records:
+        for line in rec.get("description") or []:
+            part = _part(line)
+            if part is not None:
+                pools.setdefault(part, []).append(line.split("x ", 1)[-1] if part == "disk" else line)
+    pools = {k: sorted(set(v)) for k, v in pools.items()}
     rng = random.Random(seed)
     servers = []
     for i in range(n):
         rec = dict(rng.choice(records))
+        desc = []
+        for line in rec.get("description") or []:
+            part = _part(line)
+            if part == "disk":
+                line = f"{rng.choice((1, 2, 4))}x {rng.choice(pools['disk'])}"
+            elif part is not None:
+                line = rng.choice(pools[part])
+            desc.append(line)
+        rec["description"] = desc
         rec["id"] = 2_000_000 + i
         servers.append(rec)
     path.write_text(json.dumps({"server": servers}), encoding="utf-8")

@@ -501,8 +501,9 @@ cdef object record(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, lis
         i = skip_ws(t, n, i + 1)
 
 
-def scan_records(str buf, Py_ssize_t pos, keys):
-    """The records from ``pos`` that are sure (see the module docstring): ``(records, end)``."""
+def scan_records(str buf, Py_ssize_t pos, keys, Py_ssize_t limit=-1):
+    """The records from ``pos`` that are sure (see the module docstring), at most ``limit``
+    of them (any number where negative): ``(records, end)``."""
     cdef list key_list = [k for k in keys]
     cdef Py_ssize_t lengths[MAX_KEYS]
     cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(buf)
@@ -517,18 +518,18 @@ def scan_records(str buf, Py_ssize_t pos, keys):
     if pos < 0 or pos > n:
         raise IndexError("scan_records: pos out of range")
     if kind == 1:
-        return records(buf, <const uint8_t*>data, n, pos, key_list, lengths)
+        return records(buf, <const uint8_t*>data, n, pos, key_list, lengths, limit)
     if kind == 2:
-        return records(buf, <const uint16_t*>data, n, pos, key_list, lengths)
-    return records(buf, <const uint32_t*>data, n, pos, key_list, lengths)
+        return records(buf, <const uint16_t*>data, n, pos, key_list, lengths, limit)
+    return records(buf, <const uint32_t*>data, n, pos, key_list, lengths, limit)
 
 
 cdef tuple records(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, list keys,
-                   Py_ssize_t* lengths):
+                   Py_ssize_t* lengths, Py_ssize_t limit):
     cdef list out = []
     cdef object rec
     cdef Py_ssize_t e, nxt
-    while i < n and t[i] == 0x7B:
+    while i < n and t[i] == 0x7B and len(out) != limit:
         rec = record(buf, t, n, i, keys, lengths, &e)
         if e < 0:
             break

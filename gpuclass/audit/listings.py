@@ -28,7 +28,7 @@ from .report import PASSTHROUGH, ServerReport, card_entries, finish, unsupported
 __all__ = ["TextAuditor", "audit_records", "audit_texts"]
 
 _BATCH = 512    # records read per automaton pass (a small batch keeps few objects alive)
-_KNOWN = 65536  # distinct record texts whose outcome is kept (a listing repeats its lines)
+_KNOWN = 65536  # distinct record texts, lines and outcomes kept (a listing repeats its lines)
 
 
 def _lines(value: Any, what: str, problems: list[str]) -> list[str]:
@@ -70,8 +70,11 @@ class TextAuditor:
         self.compiled = matcher.compiled
         self._ids: dict[str, int] = {}   # server id -> first row, within the current source
         self._source: str | None = None
-        # (description, information, specials, description well-typed) -> its outcome
+        # a record's (description, information, specials) -> its outcome; a line -> its
+        # mentions (entry, count, words); what a text says -> its outcome
         self._known: dict[tuple, ServerReport] = {}
+        self._line_mentions: dict[str, tuple[tuple[int, int, str], ...]] = {}
+        self._outcomes: dict[tuple, ServerReport] = {}
 
     def reports(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ServerReport]:
         """``items``: ``(row, source, record, error)``; a non-None error flags the row."""
@@ -135,68 +138,74 @@ class TextAuditor:
 
     def _resolve(self, todo: list[tuple[int, Any, list[str], list[str], list[str]]],
                  out: list[ServerReport]) -> None:
-        """Match the texts not seen before (one automaton pass) and finish their reports."""
-        texts: list[str] = []
-        spans: dict[Any, tuple[int, int, int, list[str], list[str]]] = {}
-        for _, key, desc, info, specials in todo:
-            if key not in spans:
-                spans[key] = (len(texts), len(desc), len(info), desc, specials)
-                texts.extend(desc)
-                texts.extend(info)
-        matches = self.matcher.find_many(texts)
-        per_text: dict[int, list[int]] = {}
-        for j, rec_i in enumerate(matches.records):
-            per_text.setdefault(rec_i, []).append(j)
-        known = self._known
-        if len(known) + len(spans) > _KNOWN:
+        """Finish the reports of texts not seen before: their lines not seen before are
+        matched (one automaton pass), then each text's outcome is put together from its
+        lines' mentions (texts that mention the same cards share it)."""
+        lines = self._line_mentions
+        new = list(dict.fromkeys(line for _, _, desc, info, _ in todo for line in (*desc, *info)
+                                 if line not in lines))
+        if new:
+            if len(lines) + len(new) > _KNOWN:
+                lines.clear()
+                new = list(dict.fromkeys(line for _, _, desc, info, _ in todo for line in (*desc, *info)))
+            matches = self.matcher.find_many(new)
+            found: list[list[tuple[int, int, str]]] = [[] for _ in new]
+            for rec_i, ent, count, words in zip(matches.records, matches.entries, matches.counts, matches.text):
+                found[rec_i].append((ent, count, words))
+            lines.update(zip(new, map(tuple, found)))
+        known, outcomes = self._known, self._outcomes
+        if len(known) + len(todo) > _KNOWN:
             known.clear()
-        done = {}
-        for key, (first, n_desc, n_info, desc, specials) in spans.items():
+        if len(outcomes) > _KNOWN:
+            outcomes.clear()
+        for i, key, desc, info, specials in todo:
             # Cards come from the description; the notes count only when it names none
             # (a listing often repeats the card there).
-            hits = [j for i in range(first, first + n_desc) for j in per_text.get(i, ())]
+            hits = tuple(m for line in desc for m in lines[line])
             if not hits:
-                hits = [j for i in range(first + n_desc, first + n_desc + n_info)
-                        for j in per_text.get(i, ())]
+                hits = tuple(m for line in info for m in lines[line])
             well_typed = type(key) is tuple
-            done[key] = self._outcome(desc, specials, well_typed, matches, hits)
+            told = (hits, well_typed and not any(line.strip() for line in desc),
+                    not hits and any(s.strip().lower() == "gpu" for s in specials))
+            done = outcomes.get(told)
+            if done is None:
+                done = outcomes[told] = self._outcome(*told)
             if well_typed:
-                known[key] = done[key]
-        for i, key, _, _, _ in todo:
+                known[key] = done
             r = out[i]
-            out[i] = _from(done[key], r.row, r.source, r.server, r.problems, r.extra)
+            out[i] = _from(done, r.row, r.source, r.server, r.problems, r.extra)
 
-    def _outcome(self, desc: list[str], specials: list[str], well_typed: bool, matches: Any,
-                 hits: list[int]) -> ServerReport:
+    def _outcome(self, hits: tuple[tuple[int, int, str], ...], no_description: bool,
+                 gpu_special: bool) -> ServerReport:
         """What a record's text says (its cards, unsupported GPUs and text problems), as a
-        finished report of no server: shared by every record with the same text."""
+        finished report of no server, from its mentions ``(entry, count, words)``: shared
+        by every record whose text says the same."""
         r = ServerReport(0, "", None)
-        if well_typed and not any(line.strip() for line in desc):
+        if no_description:
             r.problems.append("record has no description")
-        kinds, cards, counts = matches.kinds, matches.cards, matches.counts
+        entries = self.matcher.entries
         evidence: dict[int, list[str]] = {}
         unsupported: dict[str, int] = {}
         per_card: dict[int, int] = {}
-        for j in hits:
-            kind = kinds[j]
-            m = matches.mention(j)
-            if kind in (SUPPORTED_TEXT, EDITIONS_TEXT):
-                per_card[cards[j]] = per_card.get(cards[j], 0) + counts[j]
-                seen = evidence.setdefault(cards[j], [])
-                if m.text not in seen:
-                    seen.append(m.text)
-                if kind == EDITIONS_TEXT:
-                    r.problems.append(f"{m.text!r} does not say which edition: {m.name}; "
-                                      f"counted as {self.compiled.cards[cards[j]]['name']}")
-            elif kind == UNSUPPORTED_TEXT:
-                label = m.name + (f" ({m.device_id})" if m.device_id else "")
-                unsupported[label] = unsupported.get(label, 0) + m.count
-            elif kind == AMBIGUOUS_TEXT:
-                r.problems.append(f"{m.text!r} does not say which card: {m.name}")
+        for ent, count, words in hits:
+            e = entries[ent]
+            if e.kind in (SUPPORTED_TEXT, EDITIONS_TEXT):
+                per_card[e.target] = per_card.get(e.target, 0) + count
+                seen = evidence.setdefault(e.target, [])
+                if words not in seen:
+                    seen.append(words)
+                if e.kind == EDITIONS_TEXT:
+                    r.problems.append(f"{words!r} does not say which edition: {e.name}; "
+                                      f"counted as {self.compiled.cards[e.target]['name']}")
+            elif e.kind == UNSUPPORTED_TEXT:
+                label = e.name + (f" ({e.device_id})" if e.device_id else "")
+                unsupported[label] = unsupported.get(label, 0) + count
+            elif e.kind == AMBIGUOUS_TEXT:
+                r.problems.append(f"{words!r} does not say which card: {e.name}")
         r.cards = card_entries(self.compiled, per_card, "text",
                                {c: "; ".join(t) for c, t in evidence.items()})
         unsupported_entries(r, unsupported)
-        if not hits and any(s.strip().lower() == "gpu" for s in specials):
+        if gpu_special:
             r.problems.append("specials list GPU but no card name is recognisable")
         return finish(r)
 
@@ -209,9 +218,9 @@ def _from(found: ServerReport, row: int, source: str, server: str | None, proble
     if problems:
         return finish(ServerReport(row, source, server, False, cards, 0, 0, list(found.unsupported),
                                    found.unsupported_gpus, "", problems + found.problems, 1, extra))
+    problems += found.problems
     return ServerReport(row, source, server, found.gpu_capable, cards, found.supported_cards, found.slices,
-                        list(found.unsupported), found.unsupported_gpus, found.reason, list(found.problems),
-                        1, extra)
+                        list(found.unsupported), found.unsupported_gpus, found.reason, problems, 1, extra)
 
 
 def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "records",

@@ -41,6 +41,7 @@ CHUNK_ROWS = 65536      # device-table rows classified per kernel call
 HEAD = 65536            # bytes looked at to tell a stream's kind
 _READ = 1 << 20         # bytes read at a time
 _MAX_RECORD = 64 << 20  # one feed record larger than this is malformed, not buffered on
+_SCAN = 256             # feed records the compiled scanner hands over at a time (few kept alive)
 _TOO_DEEP = "malformed JSON: nested deeper than the decoder reads"
 # a line of lspci output: an address (maybe after an IOMMU-group prefix), or a -vmm Slot
 _LSPCI_LINE = re.compile(r"^(?:IOMMU [Gg]roup [0-9]{1,6}:? )?[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:"
@@ -215,7 +216,7 @@ def iter_feed(reader: Reader, source: str,
                 pos += 1
                 continue
             if c == "{" and scan is not None:
-                sure, end = scan(buf, pos, fields)
+                sure, end = scan(buf, pos, fields, _SCAN)
                 if sure:
                     pos = end
                     for rec in sure:

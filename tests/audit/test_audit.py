@@ -387,10 +387,12 @@ def test_records_of_the_same_text_share_nothing_but_the_answer(monkeypatch):
     assert shared == alone
     assert shared[1]["problems"] == ["duplicate server id '1' (first at row 1)"]
     assert shared[5]["problems"] == ["record has no description", "information is int, expected a list of text"]
-    a, b = [r for r in audit_records(edge[:2])]
+    # the same text, and different texts that say the same (another CPU, the same card)
+    a, b, c = audit_records(edge[:2] + [{"id": 2, "description": ["Intel Xeon E-2176G", "GTX 1080"]}])
     a.cards[0]["count"] = 99
     a.problems.append("mine")
     assert b.cards[0]["count"] == 1 and "mine" not in b.problems
+    assert c.cards[0]["count"] == 1 and c.cards[0]["evidence"] == b.cards[0]["evidence"]
 
 
 @pytest.mark.parametrize("kind", ["feed", "ndjson"])

@@ -242,3 +242,17 @@ def test_well_formed_records_never_reach_the_record_decoder(tmp_path, scan, monk
     reports = list(audit_paths([path]))
     assert [r.server for r in reports] == [str(r["id"]) for r in recs]
     assert calls == []
+
+
+def test_a_limit_hands_over_that_many_and_resumes_where_it_stopped(scan):
+    recs = auction_listing(7, seed=1)
+    text = json.dumps(recs)
+    got, pos = [], 1
+    while True:
+        part, pos = scan(text, pos, FIELDS, 3)
+        assert len(part) <= 3
+        got += part
+        if len(part) < 3 or text[pos] == "]":
+            break
+    assert text[pos] == "]" and got == [narrow(r) for r in recs]
+    assert scan(text, 1, FIELDS, 0) == ([], 1)

@@ -14,8 +14,10 @@
 # without gpuclass/ (so only the installed, sanitized package can be imported,
 # in subprocesses too), with libasan and libubsan preloaded into the plain CPython
 # (the interpreter itself is not instrumented).  Leak checking is off: CPython
-# keeps interned objects alive at exit on purpose.  Any ASan or UBSan report
-# aborts the process, which fails the test (or the run) that triggered it.
+# keeps interned objects alive at exit on purpose.  ASan's quarantine of freed memory
+# is 16 MB, not 256: what it holds back counts into the resident memory that the
+# memory-ceiling tests bound.  Any ASan or UBSan report aborts the process, which fails
+# the test (or the run) that triggered it.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,7 +64,7 @@ done
 cd "$WORK/run"
 echo "sanitize.sh: gpuclass._core and gpuclass._feed built with ASan+UBSan, running the suite" >&2
 env LD_PRELOAD="$ASAN:$UBSAN" GPUCLASS_SOURCE_TREE="$WORK/src" \
-    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:quarantine_size_mb=16 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     PATH="$VENV/bin:$PATH" \
     "$VENV/bin/pytest" -q -p no:cacheprovider "$@"

@@ -25,6 +25,8 @@ object out again for the same text.
 ([{'id': 'RTX™'}], 21)
 """
 
+import sys
+
 from cpython.unicode cimport PyUnicode_Check
 from cpython.dict cimport PyDict_SetItem
 from cpython.list cimport PyList_Append
@@ -113,13 +115,22 @@ cdef inline bint is_digit(Py_UCS4 c) nogil:
     return 0x30 <= c <= 0x39
 
 
+# Python's limit on the digits of an integer it converts (sys.get_int_max_str_digits(),
+# 0: none), read at each scan: json fails on a longer integer, so the scanner leaves one
+# to it, wherever it stands in a record.
+cdef Py_ssize_t int_digits_limit = 4300
+
+
 cdef Py_ssize_t number_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, bint* is_float) nogil:
     """The index after the number at ``i``, V_BAD or V_END (a number must be followed by
     a delimiter: json's own reading would stop early and then fail on what follows)."""
+    cdef Py_ssize_t first
+    cdef bint whole = True
     if i < n and t[i] == 0x2D:  # -
         i += 1
     if i >= n:
         return V_END
+    first = i
     if t[i] == 0x30:
         i += 1
     elif is_digit(t[i]):
@@ -129,6 +140,7 @@ cdef Py_ssize_t number_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, bint* i
         return V_BAD    # -Infinity, or not a number
     if i < n and t[i] == 0x2E:  # .
         is_float[0] = True
+        whole = False
         i += 1
         if i < n and not is_digit(t[i]):
             return V_BAD
@@ -136,6 +148,7 @@ cdef Py_ssize_t number_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, bint* i
             i += 1
     if i < n and (t[i] == 0x65 or t[i] == 0x45):  # e E
         is_float[0] = True
+        whole = False
         i += 1
         if i < n and (t[i] == 0x2B or t[i] == 0x2D):
             i += 1
@@ -145,6 +158,8 @@ cdef Py_ssize_t number_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, bint* i
             i += 1
     if i >= n:
         return V_END
+    if whole and int_digits_limit > 0 and i - first > int_digits_limit:
+        return V_BAD
     cdef Py_UCS4 c = t[i]
     if c == 0x20 or c == 0x0A or c == 0x0D or c == 0x09 or c == 0x2C or c == 0x5D or c == 0x7D:
         return i
@@ -517,6 +532,8 @@ def scan_records(str buf, Py_ssize_t pos, keys, Py_ssize_t limit=-1):
         lengths[i] = PyUnicode_GET_LENGTH(key_list[i])
     if pos < 0 or pos > n:
         raise IndexError("scan_records: pos out of range")
+    global int_digits_limit
+    int_digits_limit = sys.get_int_max_str_digits()
     if kind == 1:
         return records(buf, <const uint8_t*>data, n, pos, key_list, lengths, limit)
     if kind == 2:

@@ -43,6 +43,7 @@ _READ = 1 << 20         # bytes read at a time
 _MAX_RECORD = 64 << 20  # one feed record larger than this is malformed, not buffered on
 _SCAN = 256             # feed records the compiled scanner hands over at a time (few kept alive)
 _TOO_DEEP = "malformed JSON: nested deeper than the decoder reads"
+_TOO_LONG = "malformed JSON: an integer longer than Python reads (sys.get_int_max_str_digits())"
 # a line of lspci output: an address (maybe after an IOMMU-group prefix), or a -vmm Slot
 _LSPCI_LINE = re.compile(r"^(?:IOMMU [Gg]roup [0-9]{1,6}:? )?[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:"
                          r"[01][0-9a-fA-F]\.[0-7][ \t]|^Slot:\t", re.MULTILINE)
@@ -150,6 +151,8 @@ def iter_feed(reader: Reader, source: str,
                     return None, f"malformed JSON: {exc.msg} at byte {exc.pos - pos} of the record"
                 last = key
                 fill()
+            except ValueError:  # an integer longer than Python converts (not a decode error)
+                return None, _TOO_LONG
 
     def resync(start: int) -> bool:
         """Move ``pos`` to the next record after a malformed one at ``start``: an object
@@ -175,8 +178,6 @@ def iter_feed(reader: Reader, source: str,
                     try:
                         v, _ = dec.raw_decode(buf, nxt)
                         break
-                    except RecursionError:  # not a record to resume at
-                        break
                     except json.JSONDecodeError as exc:
                         # a candidate cut off by the end of what was read: read on while
                         # more text changes the error
@@ -188,6 +189,8 @@ def iter_feed(reader: Reader, source: str,
                         rel = nxt - pos
                         fill()
                         nxt = pos + rel
+                    except (RecursionError, ValueError):  # not a record to resume at
+                        break
                 if isinstance(v, dict) and ("id" in v or "server" in v):
                     pos = nxt
                     return True
@@ -311,6 +314,8 @@ def iter_ndjson(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, st
             yield row, source, None, f"malformed JSON line: {exc.msg} at column {exc.colno}"
         except RecursionError:
             yield row, source, None, _TOO_DEEP
+        except ValueError:
+            yield row, source, None, _TOO_LONG
 
 
 def is_device_header(header: Sequence[str]) -> bool:

@@ -409,3 +409,20 @@ def test_a_record_nested_past_the_decoders_limit_is_one_flagged_row(tmp_path, ki
     assert [r.server for r in reports] == [None, "2"]
     assert reports[0].problems == ["malformed JSON: nested deeper than the decoder reads"]
     assert reports[1].gpu_capable and not reports[1].problems
+
+
+@pytest.mark.parametrize("kind", ["feed", "ndjson"])
+@pytest.mark.parametrize("where", ["id", "x"])
+def test_an_integer_longer_than_python_reads_is_one_flagged_row(tmp_path, kind, where):
+    """json raises a bare ValueError past sys.get_int_max_str_digits() (4300): that record
+    is flagged wherever the number stands (a field a report reads or not), the next is read."""
+    big = '{"id": %s, "x": %s, "description": ["GTX 1080"]}' % (
+        ("1" * 5000, "1") if where == "id" else ("1", "1" * 5000))
+    good = json.dumps({"id": 2, "description": ["RTX 6000 Ada"]})
+    text = "[" + big + ", " + good + "]" if kind == "feed" else big + "\n" + good + "\n"
+    path = tmp_path / ("f.json" if kind == "feed" else "f.ndjson")
+    path.write_text(text)
+    reports = list(audit_paths([path]))
+    assert [r.server for r in reports] == [None, "2"]
+    assert "an integer longer than Python reads" in reports[0].problems[0]
+    assert reports[1].gpu_capable and not reports[1].problems

@@ -166,6 +166,7 @@ def test_escapes_decode_as_json_decodes_them(scan):
     '{"x": [1,]}', '{"x": {"a": 1,}}', '{"x": {"a" 1}}', '{"x": [}', '{"d\\u0065scription": ["GTX 1080"]}',
     '{"id": 1}}', '{"id": 1} {"id": 2}', '{"id": 1}, "cpu": 2',
     '{"id": 1, "x": ' + "[" * 600 + "]" * 600 + "}",
+    '{"id": 1, "x": ' + "7" * 4301 + "}", '{"id": 1, "x": [-' + "7" * 4301 + "]}",
 ])
 def test_what_the_scanner_leaves_to_json(record, scan):
     """Damage, json's extensions (NaN), shapes it does not decode and keys spelled with
@@ -180,6 +181,22 @@ def test_a_record_cut_off_by_the_buffer_is_left_alone(cut, scan):
     got, end = scan(whole[:cut], 0, FIELDS)
     assert (got, end) == ([], 0)
     assert scan(whole, 0, FIELDS)[0] == [{"id": 1, "price": 125.0, "description": ["RTX™ 6000 Ada"]}, {"id": 2}]
+
+
+def test_long_numbers_json_reads_are_taken(scan):
+    """Past Python's integer limit json fails (left to it, above); a long float, a long
+    integer within the limit, or any integer once the limit is lifted, json reads."""
+    import sys
+
+    text = '[{"id": 1, "x": [' + "7" * 4300 + ", 1." + "5" * 5000 + ', 2e9999], "price": 0.' + "1" * 400 + "}]"
+    assert scan(text, 1, FIELDS)[0] == [narrow(json.loads(text)[0])]
+    limit = sys.get_int_max_str_digits()
+    try:
+        sys.set_int_max_str_digits(0)
+        text = '[{"id": 1, "x": ' + "7" * 5000 + "}]"
+        assert scan(text, 1, FIELDS)[0] == [{"id": 1}]
+    finally:
+        sys.set_int_max_str_digits(limit)
 
 
 def test_a_repeated_key_keeps_the_last_as_json_does(scan):

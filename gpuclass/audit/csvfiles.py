@@ -40,13 +40,16 @@ class CsvRows:
     and never closes it, or a stray one, would make the csv module read every line
     after it into one field: where the lines up to the closing quote do not give a
     row of the header's width, the line with the quote alone is a bad row and the
-    lines after it are read as rows of their own.
+    lines after it are read as rows of their own.  Where no field may span lines
+    (``one_line``: a device table's IDs and names), a line with an odd number of quotes
+    is a bad row at once.
     """
 
     def __init__(self, reader: Reader) -> None:
         self.lines = reader.lines()
         self.pending: list[str] = []   # lines read ahead, next first (reversed)
         self.width: int | None = None  # the header's, once read
+        self.one_line = False          # may be set once the header is read
 
     def _next_line(self) -> str | None:
         if self.pending:
@@ -61,6 +64,9 @@ class CsvRows:
             if line.count('"') % 2 == 0:
                 if line.strip():  # a blank line is no row (as the csv module's DictReader has it)
                     yield self._row(line)
+                continue
+            if self.one_line:
+                yield BadCsvRow(f"unterminated or stray quote: {line.strip()[:80]!r}")
                 continue
             record, extra = line, []
             while record.count('"') % 2 and len(extra) < _MAX_SPAN_LINES and len(record) < _MAX_SPAN_CHARS:

@@ -35,7 +35,7 @@ from ..errors import InputError, SourceError
 from ..inputs import LIMITS, open_input
 from .archives import DUMP_SUFFIXES, Member, archive_kind, iter_dir, iter_tar, iter_zip, server_name
 from .compressed import Bounded, Limits, compression_of, decompress
-from .csvfiles import BadCsvRow, check_header, csv_rows, pick_column
+from .csvfiles import BadCsvRow, CsvRows, check_header, csv_rows, pick_column
 from .csvfiles import iter_text_csv as _text_rows
 from .listings import TextAuditor
 from .progress import Counted, Progress
@@ -193,7 +193,8 @@ def _rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:
 
 
 def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator[ServerReport]:
-    rows = csv_rows(reader)
+    table = CsvRows(reader)
+    rows = iter(table)
     header = next(rows, None)
     if header is None:
         return
@@ -204,6 +205,7 @@ def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterato
         from .devices import DeviceAuditor
         from .tables import iter_device_csv
 
+        table.one_line = True  # IDs and server names never span lines: a quote is stray
         yield from DeviceAuditor(ctx.policy).reports(iter_device_csv(rows, header, ctx.server_column), name)
     else:
         yield from ctx.text_auditor().reports(

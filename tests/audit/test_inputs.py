@@ -338,6 +338,23 @@ def test_an_unterminated_or_stray_quote_swallows_no_row(tmp_path, damage):
     assert len(reports) == len(ROWS) + 1
 
 
+def test_a_quote_in_a_device_table_swallows_no_row_even_where_another_closes_it(tmp_path):
+    """A text CSV's quoted field may span lines; a device table's IDs and names never do,
+    so a quote there is stray even where a quote lines later would close it: each line
+    stays a row of its own (the two with a quote flagged)."""
+    lines = ["server,vendor,device,subvendor,subdevice,class"]
+    for i in range(12):
+        lines += [f"srv{i:02d},8086,a700,8086,7270,0600", f"srv{i:02d},10de,27b0,10de,16fa,030000"]
+    lines[5] = lines[5].replace(",8086,", ',"8086,', 1)   # srv02's first row: opens a field
+    lines[20] = lines[20].replace("10de,", '10"de,', 1)   # srv09's second: would close it
+    p = tmp_path / "ids.csv"
+    p.write_text("\n".join(lines) + "\n")
+    reports = list(audit_paths([p]))
+    assert {r.server for r in reports} == {f"srv{i:02d}" for i in range(12)} | {None}
+    assert sum(r.rows for r in reports) == 24
+    assert sum("stray quote" in "; ".join(r.problems) for r in reports) == 2
+
+
 def test_a_field_larger_than_the_csv_limit_is_a_flagged_row(tmp_path):
     p = write_csv(tmp_path / "x.csv", ROWS[:2] + [("big", "GTX 1080 " * 20000, 1)] + ROWS[2:4])
     reports = list(audit_paths([p]))

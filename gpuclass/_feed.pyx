@@ -194,6 +194,7 @@ cdef Py_ssize_t value_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
     cdef int depth = 0
     cdef Py_UCS4 c
     cdef bint dummy = False
+    cdef Py_ssize_t key_end
     cdef bint want_value = True   # a value comes next (else a ',' or a closing bracket)
     while True:
         i = skip_ws(t, n, i)
@@ -214,7 +215,7 @@ cdef Py_ssize_t value_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
                     i += 1
                     want_value = False
                 elif c == 0x7B:
-                    i = object_key(t, n, i)
+                    i = object_key(t, n, i, &key_end, &dummy)
                     if i < 0:
                         return i
                 continue
@@ -233,7 +234,7 @@ cdef Py_ssize_t value_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
             if c == 0x2C:                   # ,
                 i += 1
                 if stack[depth - 1] == 0x7B:
-                    i = object_key(t, n, skip_ws(t, n, i))
+                    i = object_key(t, n, skip_ws(t, n, i), &key_end, &dummy)
                     if i < 0:
                         return i
                 want_value = True
@@ -246,22 +247,34 @@ cdef Py_ssize_t value_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
             return i
 
 
-cdef Py_ssize_t object_key(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nogil:
-    """``i`` at an object's key: the index after its ``:``, V_BAD or V_END."""
-    cdef bint dummy = False
+cdef Py_ssize_t object_key(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, Py_ssize_t* key_end,
+                           bint* escaped) nogil:
+    """``i`` at an object's key: the index after its ``:``, V_BAD or V_END; ``key_end[0]``
+    is where the key's text ends (its closing quote), ``escaped[0]`` set where it has an
+    escape."""
     if i >= n:
         return V_END
     if t[i] != 0x22:
         return V_BAD
-    i = string_end(t, n, i + 1, &dummy)
+    i = string_end(t, n, i + 1, escaped)
     if i < 0:
         return i
+    key_end[0] = i - 1
     i = skip_ws(t, n, i)
     if i >= n:
         return V_END
     if t[i] != 0x3A:
         return V_BAD
     return i + 1
+
+
+cdef Py_ssize_t first_item(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, Py_UCS4 close,
+                           bint* closed) nogil:
+    """``i`` at a list's or an object's opening bracket: the index of its first item, or
+    (``closed[0]`` set: it is empty) the index after its closing bracket."""
+    i = skip_ws(t, n, i + 1)
+    closed[0] = i < n and t[i] == close
+    return i + 1 if closed[0] else i
 
 
 cdef int key_index(const uchar_t* t, Py_ssize_t start, Py_ssize_t end, list keys, Py_ssize_t* lengths):
@@ -413,42 +426,48 @@ cdef object scalar(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, Py_
     return True if c == 0x74 else (False if c == 0x66 else None)
 
 
+cdef Py_ssize_t next_item(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, Py_UCS4 close,
+                          bint* closed) nogil:
+    """After an item of a list or an object (``close``: its closing bracket): the index of
+    the next item, or (``closed[0]`` set) the index after the bracket; V_BAD or V_END."""
+    i = skip_ws(t, n, i)
+    if i >= n:
+        return V_END
+    if t[i] == close:
+        closed[0] = True
+        return i + 1
+    closed[0] = False
+    if t[i] != 0x2C:
+        return V_BAD
+    return skip_ws(t, n, i + 1)
+
+
 cdef object field_value(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, Py_ssize_t* end):
-    """An asked-for field's value: a scalar, or a list of strings without escapes."""
+    """An asked-for field's value: a scalar, or a list of strings."""
     cdef list out
     cdef object item
+    cdef bint closed = False
     if t[i] != 0x5B:
         if t[i] == 0x7B:
             end[0] = V_BAD
             return None
         return scalar(buf, t, n, i, end)
     out = []
-    i = skip_ws(t, n, i + 1)
-    if i < n and t[i] == 0x5D:
-        end[0] = i + 1
-        return out
-    while True:
-        if i >= n:
-            end[0] = V_END
-            return None
-        if t[i] != 0x22:
-            end[0] = V_BAD
+    i = first_item(t, n, i, 0x5D, &closed)
+    while not closed:
+        if i >= n or t[i] != 0x22:
+            end[0] = V_END if i >= n else V_BAD
             return None
         item = scalar(buf, t, n, i, end)
         if end[0] < 0:
             return None
         PyList_Append(out, item)
-        i = skip_ws(t, n, end[0])
-        if i >= n:
-            end[0] = V_END
+        i = next_item(t, n, end[0], 0x5D, &closed)
+        if i < 0:
+            end[0] = i
             return None
-        if t[i] == 0x5D:
-            end[0] = i + 1
-            return out
-        if t[i] != 0x2C:
-            end[0] = V_BAD
-            return None
-        i = skip_ws(t, n, i + 1)
+    end[0] = i
+    return out
 
 
 cdef object record(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, list keys, Py_ssize_t* lengths,
@@ -457,41 +476,24 @@ cdef object record(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, lis
     ``end[0]`` set to V_BAD / V_END."""
     cdef dict out = {}
     cdef Py_ssize_t ks, ke, e
-    cdef bint escaped
+    cdef bint escaped, closed = False
     cdef int j
     cdef object value
-    i = skip_ws(t, n, i + 1)
-    if i < n and t[i] == 0x7D:
-        end[0] = i + 1
-        return out
-    while True:
-        if i >= n:
-            end[0] = V_END
-            return None
-        if t[i] != 0x22:
-            end[0] = V_BAD
-            return None
+    i = first_item(t, n, i, 0x7D, &closed)
+    while not closed:
         escaped = False
-        ke = string_end(t, n, i + 1, &escaped)
-        if ke < 0:
-            end[0] = ke
+        ks = i + 1   # the key's text, once object_key has found it a string
+        i = object_key(t, n, i, &ke, &escaped)
+        if i >= 0 and escaped:   # a key spelled with escapes may still be an asked-for one
+            i = V_BAD
+        if i >= 0:
+            i = skip_ws(t, n, i)
+            if i >= n:
+                i = V_END
+        if i < 0:
+            end[0] = i
             return None
-        if escaped:         # a key spelled with escapes may still be an asked-for one
-            end[0] = V_BAD
-            return None
-        ks = i + 1
-        i = skip_ws(t, n, ke)
-        if i >= n:
-            end[0] = V_END
-            return None
-        if t[i] != 0x3A:
-            end[0] = V_BAD
-            return None
-        i = skip_ws(t, n, i + 1)
-        if i >= n:
-            end[0] = V_END
-            return None
-        j = key_index(t, ks, ke - 1, keys, lengths)
+        j = key_index(t, ks, ke, keys, lengths)
         if j >= 0:
             value = field_value(buf, t, n, i, &e)
             if e < 0:
@@ -503,17 +505,12 @@ cdef object record(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, lis
             if e < 0:
                 end[0] = e
                 return None
-        i = skip_ws(t, n, e)
-        if i >= n:
-            end[0] = V_END
+        i = next_item(t, n, e, 0x7D, &closed)
+        if i < 0:
+            end[0] = i
             return None
-        if t[i] == 0x7D:
-            end[0] = i + 1
-            return out
-        if t[i] != 0x2C:
-            end[0] = V_BAD
-            return None
-        i = skip_ws(t, n, i + 1)
+    end[0] = i
+    return out
 
 
 def scan_records(str buf, Py_ssize_t pos, keys, Py_ssize_t limit=-1):

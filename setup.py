@@ -62,6 +62,7 @@ extensions = [
     Extension(
         "gpuclass._feed",
         ["gpuclass/_feed.pyx"],
+        depends=["gpuclass/_feed_syntax.pxi"],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     ),

@@ -6,10 +6,11 @@ database, the text matcher's automaton) under ``$GPUCLASS_CACHE_DIR``, else
 when :func:`trust_problem` finds nothing wrong with it and the directories above it:
 what a cache holds is loaded into the process, so a directory someone else can write
 is no cache.  This module needs nothing but the standard library, so that paths that
-do without numpy (a listing audit) can use the cache too.
+do without numpy (a listing audit) can use the cache too, and only the cheap part of it
+(no pathlib, tempfile or typing: a listing audit starts in the time a script takes).
 
 >>> import tempfile
->>> d = make_cache_dir(Path(tempfile.mkdtemp()) / "c")
+>>> d = make_cache_dir(os.path.join(tempfile.mkdtemp(), "c"))
 >>> trust_problem(d) is None
 True
 >>> os.chmod(d, 0o777); trust_problem(d)
@@ -21,23 +22,28 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from pathlib import Path
-from typing import BinaryIO, Iterator
 
 from .inputs import kind_of
 
-__all__ = ["ENV_CACHE_DIR", "cache_dir", "make_cache_dir", "trust_problem", "write_atomic"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, Iterator, TypeVar
+
+    _P = TypeVar("_P", str, os.PathLike)
+
+__all__ = ["ENV_CACHE_DIR", "cache_dir", "make_cache_dir", "trust_problem", "private_file", "replacing",
+           "write_atomic"]
 
 ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     """Where gpuclass caches: ``$GPUCLASS_CACHE_DIR``, else the XDG cache."""
     env = os.environ.get(ENV_CACHE_DIR)
     if env:
-        return Path(env)
+        return env
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "gpuclass"
+    return os.path.join(xdg, "gpuclass")
 
 
 def _owner_ok(st: os.stat_result, uid: int) -> bool:
@@ -86,21 +92,37 @@ def trust_problem(path: str | os.PathLike, *, kind: str = "dir") -> str | None:
         parent = up
 
 
-def make_cache_dir(path: str | os.PathLike) -> Path:
+def make_cache_dir(path: _P) -> _P:
     """Create a cache directory (and missing parents) readable and writable by its owner
-    only (0700); an existing one is left as it is (:func:`trust_problem` judges it)."""
-    path = Path(path)
+    only (0700); an existing one is left as it is (:func:`trust_problem` judges it).
+    Returns ``path``."""
     missing = []
-    p = path
-    while not os.path.lexists(p) and p != p.parent:
+    p = os.fspath(path)
+    while not os.path.lexists(p):
         missing.append(p)
-        p = p.parent
+        up = os.path.dirname(p)
+        if up in ("", p):
+            break
+        p = up
     for d in reversed(missing):
         try:
             os.mkdir(d, 0o700)
         except FileExistsError:
             pass
     return path
+
+
+def private_file(folder: str, prefix: str) -> tuple[int, str]:
+    """A new file in ``folder`` that only this user may read or write (0600), under a name
+    no one else holds: its descriptor (open for writing) and path.  What
+    :func:`tempfile.mkstemp` does, without the imports a listing audit would pay for."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    while True:
+        path = os.path.join(folder, prefix + os.urandom(6).hex())
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
 
 
 @contextlib.contextmanager
@@ -110,10 +132,7 @@ def replacing(path: str | os.PathLike, *, prefix: str = ".tmp-",
     ``path`` when the block ends, or removed if it raises: a reader sees the old file or
     the whole new one, never a part.  ``mode``: the permissions the file gets (default
     mkstemp's, 0600)."""
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=folder)
+    fd, tmp = private_file(os.path.dirname(os.path.abspath(path)), prefix)
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh

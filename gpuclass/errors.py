@@ -12,7 +12,11 @@ True
 
 from __future__ import annotations
 
-from typing import NamedTuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from .lazy import NamedTuple
 
 __all__ = [
     "GpuclassError",

@@ -24,11 +24,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False
 
 from .errors import InputError
 
 if TYPE_CHECKING:
+    from typing import Any
+
     import numpy as np
 
 __all__ = ["HEX_DIGITS", "parse_id", "id_value", "parse_address", "ADDRESS_PATTERN",

@@ -39,7 +39,10 @@ import errno
 import os
 import stat
 import sys
-from typing import BinaryIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 from .errors import SourceError
 

@@ -1,4 +1,6 @@
-"""Names a package exports but imports on first use (a module ``__getattr__``).
+"""What keeps imports cheap: names a package exports but imports on first use (a module
+``__getattr__``), and named tuples declared as :class:`typing.NamedTuple` declares them
+without importing :mod:`typing` (a listing audit starts in the time a script takes).
 
 >>> import sys, types
 >>> pkg = types.ModuleType("demo"); sys.modules["demo"] = pkg
@@ -10,8 +12,14 @@
 
 from __future__ import annotations
 
+import collections
 import importlib
-from typing import Any, Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+__all__ = ["lazy_exports", "NamedTuple"]
 
 
 def lazy_exports(package: str, names: dict[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:
@@ -28,3 +36,32 @@ def lazy_exports(package: str, names: dict[str, str], namespace: dict[str, Any])
         return value
 
     return __getattr__
+
+
+class _NamedTupleMeta(type):
+    def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> type:
+        if not bases:  # NamedTuple itself
+            return super().__new__(mcls, name, bases, ns)
+        fields = tuple(ns.get("__annotations__", {}))
+        defaults = [ns[f] for f in fields if f in ns]
+        base = collections.namedtuple(name, fields, defaults=defaults, module=ns.get("__module__"))
+        body = {k: v for k, v in ns.items() if k not in fields}
+        body["__slots__"] = ()
+        return type(name, (base,), body)
+
+
+class NamedTuple(metaclass=_NamedTupleMeta):
+    """A base for named tuples, as :class:`typing.NamedTuple` (fields from the class's
+    annotations, defaults from its values, methods and docstring kept), made by
+    :func:`collections.namedtuple`.  Modules declare ``from typing import NamedTuple``
+    for type checkers and take this one at run time.
+
+    >>> class Point(NamedTuple):
+    ...     x: int
+    ...     y: int = 0
+    ...     def norm1(self) -> int:
+    ...         return abs(self.x) + abs(self.y)
+    >>> p = Point(3, y=-4)
+    >>> p, p.norm1(), p._asdict(), Point(1) == (1, 0)
+    (Point(x=3, y=-4), 7, {'x': 3, 'y': -4}, True)
+    """

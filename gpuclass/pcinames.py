@@ -14,7 +14,12 @@ labelled the same way everywhere and a look-alike of an allowlisted card says so
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from .lazy import NamedTuple
 
 __all__ = ["NearMissInfo", "near_miss", "device_label", "unsupported_label", "marketing_name",
            "default_names", "NO_NAMES"]

@@ -34,7 +34,7 @@ limits), :mod:`.paths` (files), :mod:`.frames` (pandas/pyarrow), :mod:`.output`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False
 
 from ..lazy import lazy_exports
 

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import PurePosixPath
-from typing import IO, TYPE_CHECKING
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import IO
 
 from ..errors import SourceError
 from ..inputs import kind_of, open_input
-from .compressed import DECOMPRESS_ERRORS, Bounded, Limits
+from .compressed import Bounded, Limits, archive_kind, decompress_errors
 
 if TYPE_CHECKING:  # tarfile and zipfile load with the first archive read
     import tarfile
@@ -38,28 +39,31 @@ _GENERIC = ("lspci", "pci", "devices", "hardware", "dump", "output")
 _TAR_BLOCK = 512
 
 
-@dataclass
 class Member:
     """One entry of a collection: ``open`` gives its bytes, or ``skipped`` says why not."""
 
-    name: str
-    open: Callable[[], IO[bytes]] | None = None
-    skipped: str | None = None
-    size: int = 0
+    __slots__ = ("name", "open", "skipped", "size")
+
+    def __init__(self, name: str, open: Callable[[], IO[bytes]] | None = None, skipped: str | None = None,
+                 size: int = 0) -> None:
+        self.name, self.open, self.skipped, self.size = name, open, skipped, size
+
+    def __repr__(self) -> str:
+        return f"Member({self.name!r}, open={self.open!r}, skipped={self.skipped!r}, size={self.size!r})"
 
 
 def server_name(member: str) -> str:
     """The server a dump names: the file name less ``.lspci``/``.txt``/``.out``/``.log``,
     or its folder's name where the file has a name every host's dump shares (``lspci.txt``)."""
-    path = PurePosixPath(member.replace(os.sep, "/"))
-    name = path.name
+    parts = [p for p in member.replace(os.sep, "/").split("/") if p not in ("", ".")]
+    name = parts[-1] if parts else ""
     for suffix in DUMP_SUFFIXES:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
     stem = name.split(".")[0].lower()
-    if len(path.parts) > 1 and stem.startswith(_GENERIC):
-        return path.parent.name
+    if len(parts) > 1 and stem.startswith(_GENERIC):
+        return parts[-2]
     return name
 
 
@@ -102,22 +106,13 @@ def _opener(path: str) -> Callable[[], IO[bytes]]:
     return lambda: open_input(path, "audit member", follow=False)
 
 
-def archive_kind(head: bytes) -> str | None:
-    """``tar`` or ``zip`` from the first bytes of a stream (after any decompression)."""
-    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        return "zip"
-    if head[257:262] == b"ustar":
-        return "tar"
-    return None
-
-
 def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> Iterator[Member]:
     """Members of a tar stream, read in order (each opened before the next is asked for)."""
     import tarfile
 
     try:
         tf = tarfile.open(fileobj=stream, mode="r:" if stream.seekable() else "r|")
-    except (tarfile.TarError, *DECOMPRESS_ERRORS) as exc:
+    except (tarfile.TarError, *decompress_errors()) as exc:
         raise SourceError(name, None, f"not a readable tar archive: {exc}") from None
     last = None
     seen = 0
@@ -130,7 +125,7 @@ def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
             else:
                 try:
                     info = tf.next()
-                except (tarfile.TarError, *DECOMPRESS_ERRORS) as exc:
+                except (tarfile.TarError, *decompress_errors()) as exc:
                     raise SourceError(name, None, f"damaged tar archive after member {last!r}: {exc}") from None
                 if info is None:
                     _check_tar_end(tf, stream, name, last)
@@ -159,7 +154,7 @@ def _check_tar_end(tf: tarfile.TarFile, stream: IO[bytes], name: str, last: str 
     try:
         stream.seek(tf.offset)
         rest = stream.read(2 * _TAR_BLOCK)
-    except (OSError, *DECOMPRESS_ERRORS):
+    except (OSError, *decompress_errors()):
         return
     where = f"after member {last!r}" if last else "at its start"
     if rest.strip(b"\0"):
@@ -177,7 +172,7 @@ def _tar_opener(tf: tarfile.TarFile, info: tarfile.TarInfo, name: str, limits: L
     def open_member() -> IO[bytes]:
         try:
             fh = tf.extractfile(info)
-        except (tarfile.TarError, KeyError, *DECOMPRESS_ERRORS) as exc:
+        except (tarfile.TarError, KeyError, *decompress_errors()) as exc:
             raise SourceError(name, None, f"cannot read member: {exc}") from None
         if fh is None:
             raise SourceError(name, None, "cannot read member: not a file")
@@ -192,7 +187,7 @@ def iter_zip(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
     try:
         zf = zipfile.ZipFile(stream)
         infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, *DECOMPRESS_ERRORS) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, *decompress_errors()) as exc:
         raise SourceError(name, None, f"not a readable zip archive: {exc}") from None
     with zf:
         for info in infos:
@@ -213,7 +208,7 @@ def _zip_opener(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: L
     def open_member() -> IO[bytes]:
         try:
             fh = zf.open(info)
-        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, *DECOMPRESS_ERRORS) as exc:
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, *decompress_errors()) as exc:
             raise SourceError(name, None, f"cannot read member: {exc}") from None
         size = max(info.compress_size, 1)
         return Bounded(fh, name, limits, lambda: size, total)

@@ -17,20 +17,28 @@ b'abc'
 from __future__ import annotations
 
 import io
-import lzma
 import sys
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import IO
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import IO
 
 from ..errors import InputError, SourceError
 
-__all__ = ["Limits", "Bounded", "compression_of", "decompress", "DECOMPRESS_ERRORS"]
+__all__ = ["Limits", "Bounded", "archive_kind", "compression_of", "decompress", "decompress_errors"]
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
-DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError, zlib.error,
-                                                       ValueError)
+_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, ValueError)
+
+
+def decompress_errors() -> tuple[type[BaseException], ...]:
+    """What damaged compressed data raises (xz's error too once an xz input is read: its
+    module loads with the first one, not with every input)."""
+    lzma = sys.modules.get("lzma")
+    return _ERRORS if lzma is None else (*_ERRORS, lzma.LZMAError)
 
 
 def _damaged() -> tuple[type[BaseException], ...]:
@@ -38,16 +46,26 @@ def _damaged() -> tuple[type[BaseException], ...]:
     modules load with the first archive, not with every input)."""
     found = [getattr(sys.modules[m], n) for m, n in (("tarfile", "TarError"), ("zipfile", "BadZipFile"))
              if m in sys.modules]
-    return (*found, *DECOMPRESS_ERRORS)
+    return (*found, *decompress_errors())
 
 
-@dataclass(frozen=True)
-class Limits:
-    """How far compressed inputs and archives may expand (see the module docstring)."""
+class Limits(namedtuple("Limits", ("max_expanded", "max_ratio", "ratio_after"),
+                        defaults=(8 << 30, 250.0, 16 << 20))):
+    """How far compressed inputs and archives may expand (see the module docstring):
+    ``max_expanded`` bytes per input (8 GiB), ``max_ratio`` expanded / compressed (250),
+    checked past ``ratio_after`` bytes (16 MiB: small inputs may be highly compressible).
+    Immutable; ``Limits(max_ratio=1000)`` changes one."""
 
-    max_expanded: int = 8 << 30   # bytes, per input
-    max_ratio: float = 250.0      # expanded / compressed
-    ratio_after: int = 16 << 20   # small inputs may be highly compressible: checked past this
+    __slots__ = ()
+
+
+def archive_kind(head: bytes) -> str | None:
+    """``tar`` or ``zip`` from the first bytes of a stream (after any decompression)."""
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    if head[257:262] == b"ustar":
+        return "tar"
+    return None
 
 
 def compression_of(head: bytes) -> str | None:
@@ -160,6 +178,8 @@ def decompress(raw: IO[bytes], kind: str, name: str, limits: Limits,
 
         inner: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
     elif kind == "xz":
+        import lzma
+
         inner = lzma.LZMAFile(raw, "rb")
     elif kind == "bz2":
         import bz2

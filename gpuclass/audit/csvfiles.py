@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator, Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..errors import InputError
 from .readers import SERVER_COLUMNS, TEXT_COLUMNS, Reader

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
-from .report import PASSTHROUGH, ServerReport, card_entries, finish, unsupported_entries
+from .report import PASSTHROUGH, ServerReport, card_entries, finish, passthrough, unsupported_entries
 
 __all__ = ["TextAuditor", "audit_records", "audit_texts"]
 
@@ -78,36 +81,42 @@ class TextAuditor:
 
     def reports(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ServerReport]:
         """``items``: ``(row, source, record, error)``; a non-None error flags the row."""
+        for batch in self.batches(items):
+            yield from batch
+
+    def batches(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[list[ServerReport]]:
+        """The reports of :meth:`reports`, a list per batch of records (for readers that take
+        many at a time: a report costs less than passing it on one by one)."""
         it = iter(items)
         while True:
             batch = list(itertools.islice(it, _BATCH))
             if not batch:
                 return
-            yield from self._batch(batch)
+            yield self._batch(batch)
 
     def _batch(self, batch: list[tuple[int, str, Any, str | None]]) -> list[ServerReport]:
-        out = []
+        out: list[ServerReport] = []
         # (place in out, text key (a place for a text of the wrong type), its lines)
         todo: list[tuple[int, Any, list[str], list[str], list[str]]] = []
         known = self._known
+        ids = self._ids
         for row, source, rec, error in batch:
             if error is not None or not isinstance(rec, dict):
                 why = error or f"malformed record: {type(rec).__name__}, expected an object"
                 out.append(finish(ServerReport(row, source, None, problems=[why])))
                 continue
-            problems: list[str] = []
             sid = rec["id"] if "id" in rec else rec.get("server")
             if sid is None or sid == "":
                 server = None
-                problems.append("record has no id")
+                problems = ["record has no id"]
             else:
                 server = sid if type(sid) is str else str(sid)
                 if source is not self._source and source != self._source:
                     self._source, self._ids = source, {}
-                first = self._ids.setdefault(server, row)
-                if first != row:
-                    problems.append(f"duplicate server id {server!r} (first at row {first})")
-            extra = {k: rec[k] for k in PASSTHROUGH if k in rec}
+                    ids = self._ids
+                first = ids.setdefault(server, row)
+                problems = [] if first == row else [f"duplicate server id {server!r} (first at row {first})"]
+            extra = passthrough(rec)
             d, i, sp = rec.get("description"), rec.get("information"), rec.get("specials")
             try:  # a text seen before is taken as it is: only well-typed texts are kept
                 key: Any = (tuple(d) if type(d) is list else d, tuple(i) if type(i) is list else i,
@@ -116,7 +125,13 @@ class TextAuditor:
             except TypeError:  # an unhashable value (an object): read the long way
                 key = found = None
             if found is not None:
-                out.append(_from(found, row, source, server, problems, extra))
+                if problems:
+                    out.append(_from(found, row, source, server, problems, extra))
+                else:  # the usual record: what its text says, as it says it
+                    out.append(ServerReport(row, source, server, found.gpu_capable,
+                                            [dict(c) for c in found.cards] if found.cards else [],
+                                            found.supported_cards, found.slices, list(found.unsupported),
+                                            found.unsupported_gpus, found.reason, list(found.problems), 1, extra))
                 continue
             shape: list[str] = []  # fields of the wrong type, in field order
             desc = _lines(d, "description", shape)

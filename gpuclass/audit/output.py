@@ -15,7 +15,10 @@ import io
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..errors import InputError
 from ..printable import printable, safe_json
@@ -25,6 +28,7 @@ __all__ = ["write_reports", "OUTPUT_FORMATS"]
 
 OUTPUT_FORMATS = ("table", "json", "ndjson", "csv", "parquet")
 _PARQUET_BATCH = 65536  # reports per row group when reports come one by one
+_CSV_BATCH = 256        # CSV lines joined into one write (at least)
 
 
 def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *,
@@ -72,17 +76,31 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
         if summary_line:
             out.write(safe_json(json.dumps({"summary": summary.to_dict()}, ensure_ascii=False)) + "\n")
     elif fmt == "csv":
-        w = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
-        w.writeheader()
         rows = csv.writer(out, lineterminator="\n")
+        rows.writerow(CSV_COLUMNS)
+        lines: list[str] = []  # written a batch at a time
         for item in _pieces(reports):
-            if isinstance(item, ServerReport):
-                summary.add(item)
-                rows.writerow(item.csv_row())
-            else:  # the same cells, made a column at a time
-                _add_table(summary, item)
-                flat = item.flat()
-                rows.writerows(zip(*(flat.column(c).to_pylist() for c in CSV_COLUMNS)))
+            group = item if type(item) is list else (item,) if isinstance(item, ServerReport) else None
+            if group is not None:
+                summary.add_many(group)
+                for r in group:
+                    line = r.csv_line()
+                    if line is not None:
+                        lines.append(line)
+                        continue
+                    out.write("".join(lines))
+                    lines.clear()
+                    rows.writerow(r.csv_row())  # a cell that needs quoting
+                if len(lines) >= _CSV_BATCH:
+                    out.write("".join(lines))
+                    lines.clear()
+                continue
+            out.write("".join(lines))
+            lines.clear()
+            _add_table(summary, item)  # the same cells, made a column at a time
+            flat = item.flat()
+            rows.writerows(zip(*(flat.column(c).to_pylist() for c in CSV_COLUMNS)))
+        out.write("".join(lines))
         _skipped(summary, reports)
     else:
         out.write(f"{'ROW':>7}  {'SERVER':<20} {'GPU':<3}  {'SLICES':>6}  REASON\n")
@@ -99,7 +117,7 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
 
 
 def _pieces(reports: Iterable[Any]) -> Iterator[Any]:
-    """ServerReport objects and AuditTable chunks, as the run gives them."""
+    """ServerReport objects, lists of them and AuditTable chunks, as the run gives them."""
     if _is_table(reports):
         return iter((reports,))
     pieces = getattr(reports, "pieces", None)
@@ -150,9 +168,10 @@ def _write_parquet(pieces: Iterator[Any], out: Any, policy: Any, summary: AuditS
     held: list[ServerReport] = []
     try:
         for item in pieces:
-            if isinstance(item, ServerReport):
-                summary.add(item)
-                held.append(item)
+            group = item if type(item) is list else (item,) if isinstance(item, ServerReport) else None
+            if group is not None:
+                summary.add_many(group)
+                held.extend(group)
                 if len(held) >= _PARQUET_BATCH:
                     writer.write_table(reports_table(held, compiled))
                     held = []

@@ -29,16 +29,18 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+    from .archives import Member
+    from .progress import Progress
 
 from ..errors import InputError, SourceError
 from ..inputs import LIMITS, open_input
-from .archives import DUMP_SUFFIXES, Member, archive_kind, iter_dir, iter_tar, iter_zip, server_name
-from .compressed import Bounded, Limits, compression_of, decompress
-from .csvfiles import BadCsvRow, CsvRows, check_header, csv_rows, pick_column
-from .csvfiles import iter_text_csv as _text_rows
+from .compressed import Bounded, Limits, archive_kind, compression_of, decompress
 from .listings import TextAuditor
-from .progress import Counted, Progress
 from .readers import HEAD, KINDS, TEXT_COLUMNS, Reader, is_device_header, iter_feed, iter_ndjson, sniff
 from .report import ServerReport
 
@@ -99,7 +101,7 @@ class _Context:
 
 
 def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
-                    member: Member | None, total: list[int], in_archive: bool) -> Iterator[ServerReport]:
+                    member: Member | None, total: list[int], in_archive: bool) -> Iterator[Any]:
     """Reports of one stream (a file, or a member of a collection)."""
     head = _head(fh)
     comp = compression_of(head)
@@ -140,6 +142,8 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
             raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for one dump)")
         from .dumps import audit_lspci_dumps
 
+        from .archives import server_name
+
         server = server_name(inner)
         yield from audit_lspci_dumps([(server, data)], policy=ctx.policy, source=name)
         return
@@ -162,9 +166,9 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
     reader = Reader(stream)
     if kind == "feed":
         auditor = ctx.text_auditor()
-        yield from auditor.reports(iter_feed(reader, name, auditor.FIELDS))
+        yield from auditor.batches(iter_feed(reader, name, auditor.FIELDS))
     elif kind == "ndjson":
-        yield from ctx.text_auditor().reports(iter_ndjson(reader, name))
+        yield from ctx.text_auditor().batches(iter_ndjson(reader, name))
     elif kind in ("csv", "table-csv"):
         yield from _csv_reports(ctx, reader, name, kind)
     else:
@@ -192,7 +196,10 @@ def _rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:
     return io.BufferedReader(_Prefixed(head, fh))
 
 
-def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator[ServerReport]:
+def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator[Any]:
+    from .csvfiles import BadCsvRow, CsvRows, check_header
+    from .csvfiles import iter_text_csv as _text_rows
+
     table = CsvRows(reader)
     rows = iter(table)
     header = next(rows, None)
@@ -208,17 +215,21 @@ def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterato
         table.one_line = True  # IDs and server names never span lines: a quote is stray
         yield from DeviceAuditor(ctx.policy).reports(iter_device_csv(rows, header, ctx.server_column), name)
     else:
-        yield from ctx.text_auditor().reports(
+        yield from ctx.text_auditor().batches(
             _text_rows(rows, header, name, ctx.text_column, ctx.server_column))
 
 
 def _dump_like(name: str) -> bool:
+    from .archives import DUMP_SUFFIXES
+
     base = os.path.basename(name).lower()
     return base.startswith("lspci") or base.endswith(DUMP_SUFFIXES)
 
 
 def _archive_members(fh: IO[bytes], head: bytes, name: str, limits: Limits,
                      total: list[int]) -> Iterator[Member]:
+    from .archives import iter_tar, iter_zip
+
     kind = archive_kind(head)
     stream = _rewound(fh, head)
     if kind == "zip":
@@ -234,7 +245,7 @@ def _archive_members(fh: IO[bytes], head: bytes, name: str, limits: Limits,
 
 
 def _collection(ctx: _Context, members: Iterator[Member], name: str, total: list[int] | None,
-                sep: str = ":") -> Iterator[ServerReport]:
+                sep: str = ":") -> Iterator[Any]:
     for m in members:
         full = f"{name}{sep}{m.name}"
         if m.skipped is not None or m.open is None:
@@ -248,6 +259,8 @@ def _collection(ctx: _Context, members: Iterator[Member], name: str, total: list
                 continue
             raise
         if ctx.progress is not None and not isinstance(fh, Bounded):
+            from .progress import Counted
+
             fh = Counted(fh, ctx.progress)  # a directory's files: their bytes are the progress
         with _closing(fh):
             # an archive's members count towards its expansion; a directory's archives are
@@ -269,14 +282,18 @@ class _closing:
             close()
 
 
-def _path_reports(ctx: _Context, path: str, kind: str) -> Iterator[ServerReport]:
+def _path_reports(ctx: _Context, path: str, kind: str) -> Iterator[Any]:
     if os.path.isdir(path):
         if kind not in ("auto", "lspci-dir", "archive"):
             raise InputError(f"{path}: a directory cannot be read as {kind}")
+        from .archives import iter_dir
+
         yield from _collection(ctx, iter_dir(path), path.rstrip("/") or "/", None, sep="/")
         return
     fh: IO[bytes] = open_input(path, "audit input")
     if ctx.progress is not None:
+        from .progress import Counted
+
         fh = Counted(fh, ctx.progress)
     with _closing(fh):
         forced = None if kind in ("auto", "lspci-dir") else kind
@@ -288,7 +305,8 @@ class AuditRun:
     were not read (``{"input", "reason"}``), complete once the run is exhausted.
 
     :meth:`pieces` gives the same run with each Parquet device table's servers as
-    :class:`~gpuclass.audit.columnar.AuditTable` chunks, for writers that take columns.
+    :class:`~gpuclass.audit.columnar.AuditTable` chunks, for writers that take columns,
+    and a listing's reports a batch (a list) at a time.
     """
 
     def __init__(self, gen: Iterator[Any], ctx: _Context) -> None:
@@ -310,7 +328,8 @@ class AuditRun:
             self._reports = iter(item)
 
     def pieces(self) -> Iterator[Any]:
-        """The run as it comes: ServerReport objects and AuditTable chunks, in input order."""
+        """The run as it comes, in input order: ServerReport objects, lists of them (a
+        listing's batch) and AuditTable chunks."""
         yield from self._reports
         yield from self._gen
 
@@ -345,6 +364,8 @@ def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", polic
         _preflight(p, kind, text_column)
     bar: Progress | None
     if progress is True:
+        from .progress import Progress
+
         bar = Progress(sum(_size(p) for p in names))
     else:
         bar = progress or None
@@ -380,6 +401,8 @@ def _preflight(path: str, kind: str, text_column: str | None) -> None:
     if found not in ("csv", "table-csv"):
         return
     reader = Reader(io.BytesIO(head))
+    from .csvfiles import BadCsvRow, check_header, csv_rows, pick_column
+
     header = next(csv_rows(reader), None)
     if header is None or isinstance(header, BadCsvRow):
         return

@@ -15,7 +15,10 @@ optional extra (``pip install 'gpuclass[audit]'``); without it nothing is drawn.
 from __future__ import annotations
 
 import sys
-from typing import IO, Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 __all__ = ["Progress", "Counted"]
 

@@ -19,12 +19,15 @@ import json
 import os
 import re
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+    from .progress import Progress
 
 from ..inputs import open_input
-from .archives import archive_kind
-from .compressed import DECOMPRESS_ERRORS, Limits, compression_of, decompress
-from .progress import Progress
+from .compressed import Limits, archive_kind, compression_of, decompress, decompress_errors
 
 __all__ = ["KINDS", "TEXT_COLUMNS", "SERVER_COLUMNS", "CHUNK_ROWS", "DEVICE_FIELDS", "DEVICE_ALIASES",
            "Reader", "iter_feed", "iter_ndjson", "is_device_header", "sniff", "detect_kind", "HEAD"]
@@ -380,7 +383,7 @@ def detect_kind(path: str | os.PathLike, limits: Limits | None = None) -> str:
             fh.seek(0)
             try:
                 head = decompress(fh, kind, name, limits or Limits()).read(HEAD)
-            except DECOMPRESS_ERRORS:
+            except decompress_errors():
                 return "binary"
             for suffix in (".gz", ".xz", ".bz2", ".zst", ".tgz", ".txz", ".tbz2"):
                 if name.lower().endswith(suffix):

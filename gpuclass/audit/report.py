@@ -13,10 +13,13 @@ Every auditor fills a report the same way: the cards from a rollup's card counts
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
 
-__all__ = ["ServerReport", "AuditSummary", "CSV_COLUMNS", "PASSTHROUGH", "finish", "card_entries",
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+__all__ = ["ServerReport", "AuditSummary", "CSV_COLUMNS", "PASSTHROUGH", "passthrough", "finish", "card_entries",
            "unsupported_entries"]
 
 CSV_COLUMNS = ("row", "source", "server", "gpu_capable", "cards", "supported_cards", "slices",
@@ -25,28 +28,50 @@ CSV_COLUMNS = ("row", "source", "server", "gpu_capable", "cards", "supported_car
 PASSTHROUGH = ("cpu", "price", "datacenter", "hourly_price")
 
 
-@dataclass(slots=True)
+_FIELDS = ("row", "source", "server", "gpu_capable", "cards", "supported_cards", "slices", "unsupported",
+           "unsupported_gpus", "reason", "problems", "rows", "extra")
+
+
 class ServerReport:
     """What one server (one input row, or one server's rows of a device table) holds.
 
     ``cards`` lists ``{"card", "name", "count", "slices", "source", "evidence"}``
     per supported model (``source`` is ``"id"`` or ``"text"``; ``evidence`` the
     IDs or the words matched); ``unsupported`` names each unsupported GPU seen.
+    Reports compare equal field by field.  (A plain class, not a dataclass: a listing
+    audit builds one per record and starts without the dataclasses machinery.)
     """
 
-    row: int
-    source: str
-    server: str | None
-    gpu_capable: bool = False
-    cards: list[dict[str, Any]] = field(default_factory=list)
-    supported_cards: int = 0
-    slices: int = 0
-    unsupported: list[str] = field(default_factory=list)
-    unsupported_gpus: int = 0
-    reason: str = ""
-    problems: list[str] = field(default_factory=list)
-    rows: int = 1
-    extra: dict[str, Any] = field(default_factory=dict)
+    __slots__ = _FIELDS
+    __match_args__ = _FIELDS
+
+    def __init__(self, row: int, source: str, server: str | None, gpu_capable: bool = False,
+                 cards: list[dict[str, Any]] | None = None, supported_cards: int = 0, slices: int = 0,
+                 unsupported: list[str] | None = None, unsupported_gpus: int = 0, reason: str = "",
+                 problems: list[str] | None = None, rows: int = 1, extra: dict[str, Any] | None = None) -> None:
+        self.row = row
+        self.source = source
+        self.server = server
+        self.gpu_capable = gpu_capable
+        self.cards = [] if cards is None else cards
+        self.supported_cards = supported_cards
+        self.slices = slices
+        self.unsupported = [] if unsupported is None else unsupported
+        self.unsupported_gpus = unsupported_gpus
+        self.reason = reason
+        self.problems = [] if problems is None else problems
+        self.rows = rows
+        self.extra = {} if extra is None else extra
+
+    def __repr__(self) -> str:
+        return "ServerReport(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELDS) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (the passthrough fields ``cpu``, ``price``, ``datacenter`` inline)."""
@@ -71,15 +96,73 @@ class ServerReport:
     def csv_row(self) -> list[Any]:
         """The flat row's values in ``CSV_COLUMNS`` order (what a CSV line holds)."""
         extra = self.extra
-        return [self.row, self.source, self.server, self.gpu_capable,
-                "; ".join([f"{c['card']} x{c['count']}" for c in self.cards]) if self.cards else "",
-                self.supported_cards, self.slices, "; ".join(self.unsupported), self.unsupported_gpus,
-                self.reason, "; ".join(self.problems), self.rows,
+        cards, unsupported, problems = self._joined()
+        return [self.row, self.source, self.server, self.gpu_capable, cards, self.supported_cards, self.slices,
+                unsupported, self.unsupported_gpus, self.reason, problems, self.rows,
                 *([v if v is None or type(v) in _SCALARS else _scalar(v) for v in map(extra.get, PASSTHROUGH)]
                   if extra else _NO_EXTRA)]
 
+    def csv_line(self) -> str | None:
+        """The line (``\n`` ended) the csv module writes for :meth:`csv_row`, made directly
+        where no cell needs quoting, in a third of the time; None where one may (a comma,
+        a quote or a line break in a cell, a value of another type): write csv_row() then.
+
+        >>> ServerReport(1, "x", "a").csv_line()
+        '1,x,a,False,,0,0,,0,,,1,,,,\\n'
+        >>> ServerReport(1, "x", "a, b").csv_line() is None
+        True
+        """
+        row, supported, slices, n_unsupported, rows = (self.row, self.supported_cards, self.slices,
+                                                        self.unsupported_gpus, self.rows)
+        server = self.server
+        if server is None:
+            server = ""
+        if not (type(row) is int and type(supported) is int and type(slices) is int
+                and type(n_unsupported) is int and type(rows) is int and type(server) is str
+                and type(self.source) is str and type(self.reason) is str and type(self.gpu_capable) is bool):
+            return None
+        extra = self.extra
+        if extra:
+            cells = []
+            for v in map(extra.get, PASSTHROUGH):
+                kind = type(v)
+                if kind is str or kind is float or kind is int or kind is bool:
+                    cells.append(v)  # written as the csv module writes them (repr for a float)
+                elif v is None:
+                    cells.append("")
+                else:
+                    return None
+            cpu, price, datacenter, hourly = cells
+        else:
+            cpu = price = datacenter = hourly = ""
+        cards, unsupported, problems = self._joined()
+        line = (f"{row},{self.source},{server},{self.gpu_capable},{cards},{supported},{slices},{unsupported},"
+                f"{n_unsupported},{self.reason},{problems},{rows},{cpu},{price},{datacenter},{hourly}\n")
+        if line.count(",") != _COMMAS or '"' in line or "\r" in line or line.find("\n") != len(line) - 1:
+            return None
+        return line
+
+    def _joined(self) -> tuple[str, str, str]:
+        """The list cells: cards (``card xN``), unsupported GPUs and problems, ``; ``-joined."""
+        return ("; ".join([f"{c['card']} x{c['count']}" for c in self.cards]) if self.cards else "",
+                "; ".join(self.unsupported), "; ".join(self.problems))
+
+
+def passthrough(rec: dict[str, Any]) -> dict[str, Any]:
+    """The ``PASSTHROUGH`` fields a record has, in that order (what a report keeps of it).
+
+    >>> passthrough({"id": 1, "price": 9.5, "cpu": "Xeon"})
+    {'cpu': 'Xeon', 'price': 9.5}
+    """
+    try:  # the usual record has them all: one dict display (a comprehension costs 3x)
+        return {"cpu": rec["cpu"], "price": rec["price"], "datacenter": rec["datacenter"],
+                "hourly_price": rec["hourly_price"]}
+    except KeyError:
+        return {k: rec[k] for k in PASSTHROUGH if k in rec}
+
 
 _NO_EXTRA = (None,) * len(PASSTHROUGH)
+_COMMAS = len(CSV_COLUMNS) - 1
 _SCALARS = frozenset((str, int, float, bool))
 
 
@@ -89,32 +172,60 @@ def _scalar(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False)
 
 
-@dataclass
 class AuditSummary:
     """Totals over the reports written (:meth:`add` one at a time)."""
 
-    servers: int = 0
-    input_rows: int = 0
-    gpu_capable: int = 0
-    supported_cards: int = 0
-    slices: int = 0
-    unsupported_gpus: int = 0
-    with_unsupported: int = 0
-    flagged: int = 0
-    cards: dict[str, int] = field(default_factory=dict)
-    skipped: list[dict[str, str]] = field(default_factory=list)
+    def __init__(self, servers: int = 0, input_rows: int = 0, gpu_capable: int = 0, supported_cards: int = 0,
+                 slices: int = 0, unsupported_gpus: int = 0, with_unsupported: int = 0, flagged: int = 0,
+                 cards: dict[str, int] | None = None, skipped: list[dict[str, str]] | None = None) -> None:
+        self.servers = servers
+        self.input_rows = input_rows
+        self.gpu_capable = gpu_capable
+        self.supported_cards = supported_cards
+        self.slices = slices
+        self.unsupported_gpus = unsupported_gpus
+        self.with_unsupported = with_unsupported
+        self.flagged = flagged
+        self.cards: dict[str, int] = {} if cards is None else cards
+        self.skipped: list[dict[str, str]] = [] if skipped is None else skipped
+
+    def __repr__(self) -> str:
+        return "AuditSummary(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def add_many(self, reports: Iterable[ServerReport]) -> None:
+        """:meth:`add` of each report (in one loop: a listing's batch at a time)."""
+        servers = rows = capable = supported = slices = unsupported = with_unsupported = flagged = 0
+        cards = self.cards
+        for r in reports:
+            servers += 1
+            rows += r.rows
+            capable += r.gpu_capable
+            supported += r.supported_cards
+            slices += r.slices
+            unsupported += r.unsupported_gpus
+            with_unsupported += r.unsupported_gpus > 0
+            if r.problems:
+                flagged += 1
+            for c in r.cards:
+                cards[c["card"]] = cards.get(c["card"], 0) + c["count"]
+        self.servers += servers
+        self.input_rows += rows
+        self.gpu_capable += capable
+        self.supported_cards += supported
+        self.slices += slices
+        self.unsupported_gpus += unsupported
+        self.with_unsupported += with_unsupported
+        self.flagged += flagged
 
     def add(self, r: ServerReport) -> None:
-        self.servers += 1
-        self.input_rows += r.rows
-        self.gpu_capable += r.gpu_capable
-        self.supported_cards += r.supported_cards
-        self.slices += r.slices
-        self.unsupported_gpus += r.unsupported_gpus
-        self.with_unsupported += r.unsupported_gpus > 0
-        self.flagged += bool(r.problems)
-        for c in r.cards:
-            self.cards[c["card"]] = self.cards.get(c["card"], 0) + c["count"]
+        self.add_many((r,))
 
     def to_dict(self) -> dict[str, Any]:
         return {"servers": self.servers, "input_rows": self.input_rows,

@@ -2,6 +2,6 @@
 
 import sys
 
-from gpuclass.cli import main
+from gpuclass.cli import console
 
-sys.exit(main())
+sys.exit(console())

@@ -21,9 +21,13 @@ never silently ignored.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from types import ModuleType
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 from ..printable import printable, safe_json
 
@@ -67,6 +71,12 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     once), examples as written, one-line paragraphs (descriptions, exit codes) wrapped to
     the terminal, only when help is printed."""
 
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None:  # argparse asks shutil, whose import costs a parse more than it does
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         import textwrap
 
@@ -80,6 +90,21 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             return ", ".join(action.option_strings) or super()._format_action_invocation(action)
         metavar = self._format_args(action, self._get_default_metavar_for_optional(action))
         return f"{', '.join(action.option_strings)} {metavar}"
+
+
+def _terminal_columns() -> int:
+    """``$COLUMNS``, else the width of the terminal on standard output, else 80 (the
+    rule of :func:`shutil.get_terminal_size`)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def add_option(parser: Any, name: str, help: str | None = None) -> argparse.Action:

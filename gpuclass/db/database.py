@@ -156,7 +156,7 @@ class PciDatabase(VectorLookups):
         name = input_name(src)
         if not (cache and strict):
             return cls.from_bytes(read_pci_ids(src), strict=strict, source=name)
-        cdir = cache_dir()
+        cdir = Path(cache_dir())
         try:
             make_cache_dir(cdir)
         except OSError:

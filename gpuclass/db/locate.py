@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from ..errors import PciIdsError, SourceError
 from ..inputs import input_name, read_input
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "ENV_PCI_IDS",
     "SYSTEM_LOCATIONS",
     "bundled_path",
+    "bundled_name",
     "system_pci_ids",
     "resolve_path",
+    "resolve_name",
     "read_pci_ids",
     "header_info",
 ]
@@ -50,11 +55,18 @@ RATIO_FLOOR = 16 * 1024 * 1024
 
 def bundled_path() -> Path:
     """The pci.ids shipped with the package (or the source tree's ``data/`` copy)."""
-    package = Path(__file__).resolve().parent.parent
-    packaged = package / "data" / "pci.ids"
-    if packaged.is_file():
+    from pathlib import Path
+
+    return Path(bundled_name())
+
+
+def bundled_name() -> str:
+    """:func:`bundled_path` as a string (no pathlib: a listing audit starts without it)."""
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    packaged = os.path.join(package, "data", "pci.ids")
+    if os.path.isfile(packaged):
         return packaged
-    return package.parent / "data" / "pci.ids"
+    return os.path.join(os.path.dirname(package), "data", "pci.ids")
 
 
 def system_pci_ids(root: str | os.PathLike = "/") -> Path | None:
@@ -63,6 +75,8 @@ def system_pci_ids(root: str | os.PathLike = "/") -> Path | None:
     >>> system_pci_ids("/nonexistent") is None
     True
     """
+    from pathlib import Path
+
     base = Path(root)
     for loc in SYSTEM_LOCATIONS:
         for suffix in _SUFFIXES:
@@ -77,12 +91,19 @@ def resolve_path(path: str | os.PathLike | None = None) -> Path:
 
     ``-`` (standard input) stays ``Path("-")``: :func:`read_pci_ids` reads it.
     """
+    from pathlib import Path
+
+    return Path(resolve_name(path))
+
+
+def resolve_name(path: str | os.PathLike | None = None) -> str:
+    """:func:`resolve_path` as a string (no pathlib)."""
     if path is not None:
-        return Path(path)
+        return os.fspath(path)
     env = os.environ.get(ENV_PCI_IDS)
     if env:
-        return Path(env)
-    return bundled_path()
+        return env
+    return bundled_name()
 
 
 def _decompress(raw: bytes, name: str) -> bytes:

@@ -17,7 +17,8 @@ default policy never imports pydantic.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False
 
 from ..errors import InputError
 from ..lazy import lazy_exports
@@ -25,6 +26,8 @@ from .compile import CompiledPolicy, RuleHit, compile_default
 from .default import DEFAULT_POLICY
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from .files import FORMATS, format_for
     from .model import Card, DenyRule, MatchRule, Policy, RuleMatch, load_policy
 

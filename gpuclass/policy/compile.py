@@ -20,7 +20,12 @@ True
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ..lazy import NamedTuple
 
 from ..constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA, SLICES_PER_CARD
 from ..ids import parse_id

@@ -1,6 +1,6 @@
 """Free-text card names (server-auction listings): which cards a text names, and how many.
 
-- :mod:`~gpuclass.textmatch.matcher`: :class:`TextMatcher`, one Aho-Corasick automaton
+- :mod:`~gpuclass.textmatch.matcher`: :class:`TextMatcher`, Aho-Corasick automata
   over the policy's card names, the pci.ids names of other GPUs (traps) and
   shortened names that do not say which card (ambiguous);
 - :mod:`~gpuclass.textmatch.normalize`: text into tokens, names into spellings;

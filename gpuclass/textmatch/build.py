@@ -23,18 +23,20 @@ boundaries after the scan (:mod:`.clauses`).
 from __future__ import annotations
 
 import itertools
-from typing import Any, NamedTuple
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT,
+                      VARIANT_MARK, Entry)
 from .names import MODEL, gpu_like, marketing_names, product_like
 from .normalize import drop_memory, name_words, split_tokens, variants
 
 __all__ = ["SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "EDITIONS_TEXT", "ABSENT_MARK",
            "VARIANT_MARK", "KIND_NAMES", "Entry", "collect", "overlap_free", "reorders",
-           "ABSENT_PHRASES", "VARIANT_WORDS"]
+           "ABSENT_PHRASES", "VARIANT_WORDS", "automaton", "gate_automaton"]
 
-SUPPORTED_TEXT, UNSUPPORTED_TEXT, AMBIGUOUS_TEXT, EDITIONS_TEXT = 0, 1, 2, 3
-ABSENT_MARK, VARIANT_MARK = 4, 5   # markers: never reported as mentions themselves
-KIND_NAMES = ("supported", "unsupported", "ambiguous", "editions")
 
 # Words that turn a supported name into a different (unsupported) product.
 _LOOKALIKE_SUFFIXES = ("Mobile", "Laptop", "Laptop GPU", "Notebook", "Embedded", "Embedded GPU",
@@ -54,14 +56,6 @@ ABSENT_PHRASES = ("not included", "not incl", "not installed", "excluded", "excl
                   "add on", "addon", "compatible with", "room for", "space for", "slot for")
 # A card named next to these is a mining look-alike of its chip, not the card.
 VARIANT_WORDS = ("mining", "miner", "mining edition")
-
-
-class Entry(NamedTuple):
-    kind: int
-    target: int          # card index (supported, editions) or -1
-    name: str
-    device_id: str | None
-    chip: str | None = None   # the pci.ids chip ("GP104"), for look-alikes of one chip
 
 
 def _units(words: list[str]) -> list[tuple[str, ...]]:
@@ -127,6 +121,7 @@ class _Builder:
         self.supported: dict[str, int] = {}        # canonical tokens -> entry
         self.spellings: dict[str, list[str]] = {}  # canonical tokens -> words as written
         self.traps: dict[str, int] = {}            # canonical tokens -> entry (pci.ids names)
+        self.lookalike: set[int] = set()           # entries of look-alike suffixes
 
     def entry(self, kind: int, target: int, name: str, device_id: str | None,
               chip: str | None = None) -> int:
@@ -260,6 +255,7 @@ class _Builder:
                 if " ".join(split_tokens(words)) in self.supported:
                     continue
                 e = self.entry(UNSUPPORTED_TEXT, -1, f"{base.name} {suffix}", None, base.chip)
+                self.lookalike.add(e)
                 if suffix == "Mining":
                     self.m.variant_of.setdefault(se, e)
                 for variant in self.trap_variants(words, True):
@@ -309,9 +305,36 @@ class _Builder:
         return out
 
 
-def collect(matcher: Any, db: Any) -> dict[str, int]:
-    """Fill ``matcher.entries`` and return the name patterns (normalized text -> entry)."""
-    return _Builder(matcher, db).run()
+def collect(matcher: Any, db: Any) -> tuple[dict[str, int], set[int]]:
+    """Fill ``matcher.entries``; return the name patterns (normalized text -> entry) and
+    the entries of look-alike suffixes (``RTX 4000 SFF Ada Mobile``: most of the patterns,
+    every spacing of every supported name with every suffix, and rare in listings)."""
+    builder = _Builder(matcher, db)
+    return builder.run(), builder.lookalike
+
+
+def automaton(ahocorasick: Any, patterns: dict[str, int], marks: dict[str, int]) -> Any:
+    """The automaton of ``patterns`` (each between spaces: a hit covers whole tokens) and of
+    the marker substrings ``marks``; a hit's value is its length less one and its entry."""
+    auto = ahocorasick.Automaton()
+    for pattern, entry in patterns.items():
+        key = f" {pattern} "
+        # the value carries what a hit needs: its length (for the start) and its name
+        auto.add_word(key, (len(key) - 1, entry))
+    for phrase, entry in marks.items():
+        auto.add_word(phrase, (len(phrase) - 1, entry))
+    auto.make_automaton()
+    return auto
+
+
+def gate_automaton(ahocorasick: Any, rare: list[str]) -> Any:
+    """The words that tell a text may hold one of the ``rare`` names: each name without
+    its spaces (a text holding the name holds it too, once its own spaces are taken out)."""
+    gate = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
+    for word in sorted({p.replace(" ", "") for p in rare}):
+        gate.add_word(word)
+    gate.make_automaton()
+    return gate
 
 
 def markers(entries: list[Entry]) -> dict[str, int]:

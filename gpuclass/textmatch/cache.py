@@ -3,101 +3,125 @@
 Building a :class:`~gpuclass.textmatch.matcher.TextMatcher` reads every GPU name of
 pci.ids and spells each several ways (about half a second); loading the built state
 takes a few milliseconds and needs neither numpy nor the database.  The state is
-keyed by what it is made of: the policy's data, the pci.ids file's bytes, the code
-that builds it and the automaton library; a change to any of them is a new key, never
-a stale matcher.
+keyed by what it is made of: the policy's data, the pci.ids file (its path and
+identity on disk: inode, size, times), the code that builds it and the automaton
+library; a change to any of them is a new key, never a stale matcher.
 
-The file holds a pickle (the automaton library pickles its automaton), so it is
-read only under the cache's trust rules (:func:`gpuclass.cachedir.trust_problem`:
-the directory and the file owned by this user and writable by no one else) and only
-when its recorded SHA-256 matches; anything else is ignored and the matcher rebuilt.
-Writing is best effort: a cache that cannot be written costs the build, nothing more.
+A matcher is kept in two files: what every listing needs (the names, the automaton of
+all but the look-alike spellings, the gate that tells when a text could hold one) and
+the automaton of every name, read only when a text needs it (see
+:meth:`~gpuclass.textmatch.matcher.TextMatcher.cached`).  Each file holds its whole key
+and a CRC-32 of its payload, a pickle (the automaton library pickles its automaton):
+it is read only under the cache's trust rules (:func:`gpuclass.cachedir.trust_problem`:
+the directory and the file owned by this user and writable by no one else), only when
+its key is the one asked for and its CRC matches; anything else is ignored and the
+matcher rebuilt.  Writing is best effort: a cache that cannot be written costs the
+build, nothing more.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
-from pathlib import Path
-from typing import Any
+import struct
+import zlib
 
 from ..cachedir import cache_dir, make_cache_dir, trust_problem, write_atomic
 
-__all__ = ["matcher_key", "load_state", "save_state", "cache_path", "FORMAT", "MAGIC"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-FORMAT = 1
-MAGIC = b"GPCLSTM\x01"
-_HEAD = len(MAGIC) + 32  # the magic, then the payload's SHA-256
+__all__ = ["matcher_key", "load_state", "save_state", "cache_path", "FORMAT", "MAGIC", "PARTS"]
+
+FORMAT = 2
+MAGIC = b"GPCLSTM\x02"
+PARTS = ("common", "all")  # what every listing reads; the automaton of every name
+_LEN = struct.Struct("<I")
 # the modules whose code decides what a built matcher holds
-_BUILD_CODE = ("build.py", "names.py", "normalize.py", "clauses.py", "quantity.py", "matcher.py")
+_BUILD_CODE = ("build.py", "entries.py", "names.py", "normalize.py", "clauses.py", "quantity.py", "matcher.py",
+               "../pcinames.py")
 
 
-def _code_digest() -> str:
-    h = hashlib.sha256()
-    here = Path(__file__).parent
-    for name in (*_BUILD_CODE, "../pcinames.py"):
+def _identity(path: str) -> str:
+    st = os.stat(path)
+    # ctime too: a rewrite that keeps size and restores mtime still moves it
+    return f"{os.path.realpath(path)} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"
+
+
+def _code_identity() -> str:
+    here = os.path.dirname(__file__)
+    out = []
+    for name in _BUILD_CODE:
         try:
-            h.update((here / name).read_bytes())
+            out.append(_identity(os.path.join(here, name)))
         except OSError:
-            h.update(name.encode())
+            out.append(name)
     import ahocorasick
 
     lib = getattr(ahocorasick, "__file__", None)
     if lib:
-        st = os.stat(lib)
-        h.update(f"{os.path.basename(lib)}:{st.st_size}:{st.st_mtime_ns}".encode())
-    return h.hexdigest()
+        out.append(_identity(lib))
+    return "\n".join(out)
 
 
 def matcher_key(policy_data: dict, pci_ids: str | os.PathLike) -> str:
     """The key of a matcher built for ``policy_data`` (a compiled policy's ``data``) from
-    the pci.ids file ``pci_ids``: a hex SHA-256."""
-    h = hashlib.sha256()
-    h.update(f"{FORMAT}\0".encode())
-    h.update(json.dumps(policy_data, sort_keys=True).encode())
-    with open(pci_ids, "rb") as fh:
-        h.update(hashlib.file_digest(fh, "sha256").digest())
-    h.update(_code_digest().encode())
-    return h.hexdigest()
+    the pci.ids file ``pci_ids`` as it is on disk now: a text (the files hold it whole).
+
+    Raises OSError when ``pci_ids`` cannot be stat'ed.
+    """
+    return "\n".join((f"gpuclass text matcher {FORMAT}", json.dumps(policy_data, sort_keys=True),
+                      "pci.ids " + _identity(os.fspath(pci_ids)), _code_identity()))
 
 
-def cache_path(key: str) -> Path:
-    return cache_dir() / f"matcher-{key[:40]}.pkl"
+def cache_path(key: str, part: str = "common") -> str:
+    """The file of ``part`` (one of ``PARTS``) of the matcher of ``key``."""
+    raw = key.encode("utf-8", "surrogatepass")
+    name = f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+    return os.path.join(cache_dir(), f"matcher-{name}-{part}.pkl")
 
 
-def load_state(key: str) -> dict[str, Any] | None:
-    """The cached state for ``key``, or None (no file, an untrusted one, a damaged one)."""
-    path = cache_path(key)
-    if not os.path.lexists(path) or trust_problem(path.parent) or trust_problem(path, kind="file"):
+def load_state(key: str, part: str = "common") -> dict[str, Any] | None:
+    """The cached state of ``part`` for ``key``, or None (no file, an untrusted one, one of
+    another key, a damaged one)."""
+    path = cache_path(key, part)
+    if not os.path.lexists(path) or trust_problem(os.path.dirname(path)) or trust_problem(path, kind="file"):
         return None
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError:
         return None
-    if len(raw) < _HEAD or raw[:len(MAGIC)] != MAGIC:
+    want = key.encode("utf-8", "surrogatepass")
+    head = len(MAGIC) + _LEN.size
+    if len(raw) < head + len(want) + _LEN.size or raw[:len(MAGIC)] != MAGIC:
         return None
-    payload = memoryview(raw)[_HEAD:]
-    if hashlib.sha256(payload).digest() != raw[len(MAGIC):_HEAD]:
+    (n,) = _LEN.unpack_from(raw, len(MAGIC))
+    if n != len(want) or raw[head:head + n] != want:
+        return None  # another matcher whose key names the same file
+    (crc,) = _LEN.unpack_from(raw, head + n)
+    payload = memoryview(raw)[head + n + _LEN.size:]
+    if zlib.crc32(payload) != crc:
         return None
     try:
         state = pickle.loads(payload)
     except Exception:  # a file of another library version: rebuilt
         return None
-    return state if isinstance(state, dict) and state.get("key") == key else None
+    return state if isinstance(state, dict) else None
 
 
-def save_state(key: str, state: dict[str, Any]) -> Path | None:
-    """Write the state for ``key``; the path, or None where the cache cannot take it."""
-    path = cache_path(key)
+def save_state(key: str, state: dict[str, Any], part: str = "common") -> str | None:
+    """Write the state of ``part`` for ``key``; the path, or None where the cache cannot take it."""
+    path = cache_path(key, part)
     try:
-        make_cache_dir(path.parent)
-        if trust_problem(path.parent):
+        make_cache_dir(os.path.dirname(path))
+        if trust_problem(os.path.dirname(path)):
             return None
-        payload = pickle.dumps({**state, "key": key}, protocol=pickle.HIGHEST_PROTOCOL)
-        write_atomic(path, MAGIC + hashlib.sha256(payload).digest() + payload)
+        payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+        raw = key.encode("utf-8", "surrogatepass")
+        write_atomic(path, b"".join((MAGIC, _LEN.pack(len(raw)), raw, _LEN.pack(zlib.crc32(payload)), payload)))
     except (OSError, pickle.PicklingError):
         return None
     return path

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .build import ABSENT_MARK, SUPPORTED_TEXT, UNSUPPORTED_TEXT, VARIANT_MARK, Entry
+from .entries import ABSENT_MARK, SUPPORTED_TEXT, UNSUPPORTED_TEXT, VARIANT_MARK, Entry
 
 __all__ = ["refine", "CONJUNCTIONS"]
 

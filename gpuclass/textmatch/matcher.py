@@ -1,4 +1,4 @@
-"""Free-text card names (server-auction listings) through one Aho-Corasick automaton.
+"""Free-text card names (server-auction listings) through Aho-Corasick automata.
 
 Text is normalized (:mod:`.normalize`) into space-separated tokens.  The
 automaton holds the names :mod:`.build` collects, each as space-delimited tokens so
@@ -24,7 +24,11 @@ next to the name, across brand words and category labels (:mod:`.quantity`);
 repeated mentions add up.
 
 pyahocorasick is imported when the first matcher is built, never at ``import
-gpuclass``; the whole scan is linear in the text (no backtracking regex).
+gpuclass``; the whole scan is linear in the text (no backtracking regex).  The
+look-alike spellings are six names in seven and rare in listings: a cached matcher
+scans with the automaton of the other names, and reads the whole one only for a
+text that could hold a look-alike (:meth:`TextMatcher._automaton`), with the same
+answers.
 
 >>> m = default_matcher()
 >>> [(x.kind, x.card, x.count) for x in m.find("2x NVIDIA RTX 6000 Ada Generation 48 GB")]
@@ -37,26 +41,20 @@ gpuclass``; the whole scan is linear in the text (no backtracking regex).
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import os
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ..lazy import NamedTuple
 
 from ..errors import InputError
-from .build import (
-    ABSENT_MARK,
-    AMBIGUOUS_TEXT,
-    EDITIONS_TEXT,
-    KIND_NAMES,
-    SUPPORTED_TEXT,
-    UNSUPPORTED_TEXT,
-    Entry,
-    collect,
-    markers,
-    overlap_free,
-)
+from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT,
+                      Entry)
 from .clauses import refine
 from .normalize import RS, normalize_bytes
 from .quantity import MEMORY_TOKENS, quantity
@@ -144,6 +142,8 @@ class TextMatches:
 
     def mentions(self, i: int) -> list[Mention]:
         """The mentions of text ``i`` as :class:`Mention` tuples."""
+        import bisect
+
         lo, hi = bisect.bisect_left(self.records, i), bisect.bisect_left(self.records, i + 1)
         return [self.mention(j) for j in range(lo, hi)]
 
@@ -180,36 +180,73 @@ class TextMatcher:
             db = default_database()
         self.entries: list[Entry] = []
         self.variant_of: dict[int, int] = {}  # supported entry -> its mining look-alike
-        patterns = collect(self, db)   # normalized pattern -> entry
-        auto = ahocorasick.Automaton()
-        for pattern, entry in patterns.items():
-            key = f" {pattern} "
-            # the value carries what a hit needs: its length (for the start) and its name
-            auto.add_word(key, (len(key) - 1, entry))
+        from .build import automaton, collect, gate_automaton, markers, overlap_free
+
+        patterns, lookalike = collect(self, db)   # normalized pattern -> entry
         # Markers are plain substrings (no spaces around them, so that they never take
         # the space a name next to them needs); whole words are checked after the scan.
         self._markers = markers(self.entries)
-        for phrase, entry in self._markers.items():
-            auto.add_word(phrase, (len(phrase) - 1, entry))
-        auto.make_automaton()
-        self._kind = [e.kind for e in self.entries]
-        self._targets = [e.target for e in self.entries]
+        self._auto = automaton(ahocorasick, patterns, self._markers)
+        rare = [p for p, e in patterns.items() if e in lookalike]
+        self._common, self._gate = self._auto, None
+        if rare:
+            self._common = automaton(ahocorasick, {p: e for p, e in patterns.items() if e not in lookalike},
+                                      self._markers)
+            self._gate = gate_automaton(ahocorasick, rare)
         self.leftmost_longest = overlap_free(self.entries, patterns)
         self._heads = frozenset(p.split()[0] for p in (*patterns, *self._markers))
-        self._auto = auto
         self.n_patterns = len(patterns)
+        self._key: str | None = None
+        self._pci_ids: Any = None
         self._ready()
 
-    # what a built matcher holds beyond its policy: all a cached one needs
-    _STATE = ("entries", "variant_of", "_markers", "leftmost_longest", "_heads", "_auto", "n_patterns")
+    # what a built matcher holds beyond its policy: all a cached one needs (its automaton
+    # of every name is kept apart, read when a text needs it)
+    _STATE = ("entries", "variant_of", "_markers", "leftmost_longest", "_heads", "_common", "_gate",
+              "n_patterns")
 
     def _ready(self) -> None:
         self._kind = [e.kind for e in self.entries]
         self._targets = [e.target for e in self.entries]
-        # Leftmost-longest scanning (fewer hits, no overlap resolution) gives the same
-        # answer whenever no trap name can begin inside a supported name and run past
-        # its end; otherwise every overlapping hit is resolved (see _resolve).
-        self._scan = self._auto.iter_long if self.leftmost_longest else self._auto.iter
+
+    def _automaton(self, text: str) -> Any:
+        """The automaton to scan ``text`` with.  Look-alike spellings (``RTX 4000 SFF Ada
+        Mobile``, ``rtx4000sffada mobile`` ...) are most of the names and rare in listings:
+        a text no look-alike can match (every spelling of one, its spaces taken out, is a
+        gate word; a text without a gate word, its spaces taken out, holds none) is scanned
+        with the automaton of the other names, which finds exactly the hits of the whole
+        one there.  The whole automaton is read from the cache the first time a text needs it."""
+        if self._auto is not None:
+            return self._auto
+        if next(self._gate.iter(text.replace(" ", "")), None) is None:
+            return self._common
+        return self._load_all()
+
+    def _load_all(self) -> Any:
+        from . import cache
+
+        state = cache.load_state(self._key, "all") if self._key is not None else None
+        auto = state.get("_auto") if state is not None else None
+        if auto is None:  # no file, or a damaged one: built again (what a cold cache costs)
+            from ..db import default_database
+
+            fresh = type(self)(self.compiled, default_database(self._pci_ids))
+            if fresh.entries != self.entries or fresh.variant_of != self.variant_of:
+                from ..errors import SourceError
+
+                raise SourceError(str(self._pci_ids), None, "changed on disk while the matcher was in use")
+            auto = fresh._auto
+            if self._key is not None:
+                cache.save_state(self._key, {"_auto": auto}, "all")
+        self._auto = auto
+        return auto
+
+    def _scan(self, text: str) -> Any:
+        """Hits ``(end, (length, entry))`` of ``text``: leftmost-longest where that gives the
+        same answer (no trap name can begin inside a supported name and run past its end),
+        else every hit, overlaps resolved after (see :meth:`_resolve`)."""
+        auto = self._automaton(text)
+        return auto.iter_long(text) if self.leftmost_longest else auto.iter(text)
 
     @classmethod
     def cached(cls, policy: Any = None, pci_ids: str | os.PathLike | None = None) -> "TextMatcher":
@@ -220,31 +257,39 @@ class TextMatcher:
         >>> TextMatcher.cached().find("GTX 1080 Ti")[0].card
         'gtx-1080-ti'
         """
-        from ..db.locate import resolve_path
+        from ..db.locate import resolve_name
         from ..policy import compile_policy
         from . import cache
 
         compiled = compile_policy(policy)
-        path = resolve_path(pci_ids)
+        path = resolve_name(pci_ids)
         try:
             key = cache.matcher_key(compiled.data, path)
         except OSError:  # the database cannot be read: building says so
             key = None
         state = None if key is None else cache.load_state(key)
-        if state is not None:
+        if state is not None and all(name in state for name in cls._STATE):
             m = cls.__new__(cls)
             m.compiled = compiled
             m.card_ids = compiled.card_ids
             m.card_names = tuple(c["name"] for c in compiled.cards)
             for name in cls._STATE:
                 setattr(m, name, state[name])
+            # kept as plain tuples: unpickling named tuples costs a call each
+            m.entries = list(map(tuple.__new__, itertools.repeat(Entry), m.entries))
+            m._auto = None if m._gate is not None else m._common
+            m._key, m._pci_ids = key, path
             m._ready()
             return m
         from ..db import default_database
 
         m = cls(compiled, default_database(path))
+        m._pci_ids = path
         if key is not None:
-            cache.save_state(key, {name: getattr(m, name) for name in cls._STATE})
+            cache.save_state(key, {"_auto": m._auto}, "all")
+            state = {name: getattr(m, name) for name in cls._STATE}
+            state["entries"] = [tuple(e) for e in m.entries]
+            cache.save_state(key, state)
         return m
 
     # -- matching -----------------------------------------------------------------
@@ -363,7 +408,7 @@ class TextMatcher:
         ends the one before it (one scan of the batch shares no character between hits)."""
         out = []
         text = norm[lo:hi]  # the automaton reads its whole argument: give it the text only
-        pos, end, scan, kinds = 0, len(text), self._auto.iter_long, self._kind
+        pos, end, scan, kinds = 0, len(text), self._automaton(text).iter_long, self._kind
         while pos < end:
             hit = next(scan(text, pos, end), None)
             if hit is None:

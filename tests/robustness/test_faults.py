@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 
 import fakesys
-from gpuclass import PciDatabase
+from gpuclass import PciDatabase, cachedir
 from gpuclass.db import aliases
 from gpuclass.db import cache as dbmod
 from gpuclass.sources import sysfs as sysmod
@@ -81,7 +80,7 @@ def test_read_only_cache_dir(ids, tmp_path, monkeypatch, code):
     def refuse(*a, **kw):
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cachedir, "private_file", refuse)
     monkeypatch.setattr(dbmod.os, "symlink", refuse)
     _right(PciDatabase.load(ids))
     _right(PciDatabase.load(ids))

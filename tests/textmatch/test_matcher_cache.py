@@ -3,11 +3,14 @@ read only under the cache's trust rules, never a stale or damaged matcher."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("ahocorasick")
 
@@ -31,11 +34,40 @@ def _answers(m):
 
 def test_a_cached_matcher_answers_as_the_built_one(cache_dir):
     built = TextMatcher.cached()
-    files = list(cache_dir.glob("matcher-*.pkl"))
-    assert len(files) == 1 and (files[0].stat().st_mode & 0o077) == 0
+    files = sorted(cache_dir.glob("matcher-*.pkl"))
+    assert [f.name.rsplit("-", 1)[1] for f in files] == ["all.pkl", "common.pkl"]
+    assert all((f.stat().st_mode & 0o077) == 0 for f in files)
     loaded = TextMatcher.cached()
     assert loaded is not built and _answers(loaded) == _answers(built) == _answers(TextMatcher())
     assert loaded.n_patterns == built.n_patterns
+
+
+# Look-alike spellings, the names around them, and texts that only come close to one.
+LOOKALIKES = ["RTX 4000 SFF Ada Mobile", "rtx4000sffada mobile", "2x RTX PRO 6000 Blackwell Max-Q Workstation Edition MXM",
+              "GTX 1080 Ti Laptop GPU", "GTX1080Ti laptopgpu, 2x GTX 1080", "RTX 6000 Ada Generation Embedded GPU",
+              "RTX PRO 6000 Blackwell Server Edition Mining", "rtx pro 6000 blackwellmaxq", "GTX 1080 Mobile",
+              "RTX 6000 Ada (mobile workstation)", "GTX 1080 | laptop", "GTX 1080 D", "GTX 1080D",
+              "RTX PRO 6000 Blackwell 96GB Max-Q Notebook", "Intel Xeon, RTX 4000 SFF Ada, 128 GB"]
+
+
+def test_the_whole_automaton_is_read_only_for_a_text_that_needs_it(cache_dir):
+    TextMatcher.cached()  # warm
+    m = TextMatcher.cached()
+    assert m._auto is None
+    m.find_many(TEXTS[:2] + ["Intel Xeon E5-1650V3", "2x SSD 480 GB", "RTX 6000 Ada, 128 GB DDR5"])
+    assert m._auto is None       # no text could hold a look-alike
+    m.find("RTX 4000 SFF Ada Mobile")
+    assert m._auto is not None   # read once, kept
+
+
+@pytest.mark.parametrize("text", LOOKALIKES)
+def test_the_gate_never_changes_an_answer(cache_dir, text):
+    TextMatcher.cached()
+    fresh = TextMatcher.cached()  # gated: the common automaton until a text needs the whole one
+    built = TextMatcher()         # always the whole automaton
+    assert fresh.find(text) == built.find(text)
+    assert fresh.find_many([text, "Intel Xeon", text.upper()]).mentions(2) == built.find_many(
+        [text, "Intel Xeon", text.upper()]).mentions(2)
 
 
 def test_a_warm_listing_audit_loads_neither_numpy_nor_pydantic(cache_dir, tmp_path):
@@ -62,28 +94,68 @@ def test_the_key_follows_policy_database_and_code(cache_dir, tmp_path):
     copy = tmp_path / "pci.ids"
     copy.write_bytes(bundled_path().read_bytes() + b"\n# one more line\n")
     assert C.matcher_key(data, copy) != key
+    before = C.matcher_key(data, copy)
+    st = copy.stat()
+    os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # the same file, rewritten
+    assert C.matcher_key(data, copy) != before
 
 
-def test_a_damaged_or_foreign_file_is_rebuilt(cache_dir):
+_WORDS = ["rtx", "pro", "6000", "blackwell", "max", "q", "maxq", "workstation", "edition", "server", "4000",
+          "sff", "ada", "generation", "gtx", "1080", "ti", "mobile", "laptop", "gpu", "notebook", "embedded",
+          "mxm", "d", "mining", "miner", "2x", "nvidia", "geforce", "48gb", "96", "gb", ",", "|", "not", "included",
+          "quadro", "a6000", "(", ")"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from([" ", "", "-", " "])), min_size=1, max_size=12))
+def test_gated_and_whole_matchers_agree_on_any_text(cache_dir, words):
+    text = "".join(w + sep for w, sep in words)
+    gated = _gated()
+    gated._auto = None if gated._gate is not None else gated._common  # start gated every example
+    assert gated.find(text) == _built().find(text)
+
+
+@functools.cache
+def _built():
+    return TextMatcher()
+
+
+def _gated():
+    m = TextMatcher.cached()
+    return m if m._key is not None else TextMatcher.cached()  # the first call builds, the next loads
+
+
+@pytest.mark.parametrize("part", C.PARTS)
+def test_a_damaged_or_foreign_file_is_rebuilt(cache_dir, part):
     TextMatcher.cached()
-    path = next(cache_dir.glob("matcher-*.pkl"))
+    full = C.matcher_key(TextMatcher().compiled.data, _db())
+    path = cache_dir / os.path.basename(C.cache_path(full, part))
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     path.write_bytes(bytes(raw))
-    full = C.matcher_key(TextMatcher().compiled.data, _db())
-    assert C.cache_path(full) == path
-    assert C.load_state(full) is None           # the digest no longer matches
-    assert _answers(TextMatcher.cached()) == _answers(TextMatcher())
-    assert C.load_state(full) is not None       # rewritten whole
+    assert C.load_state(full, part) is None     # the CRC no longer matches
+    m = TextMatcher.cached()
+    assert _answers(m) + [m.find(t) for t in LOOKALIKES] == \
+        _answers(TextMatcher()) + [TextMatcher().find(t) for t in LOOKALIKES]
+    assert C.load_state(full, part) is not None  # rewritten whole
     path.write_bytes(b"not a matcher at all")
-    assert C.load_state(full) is None
+    assert C.load_state(full, part) is None
+
+
+def test_a_file_holding_another_key_is_not_read(cache_dir, monkeypatch):
+    TextMatcher.cached()
+    key = C.matcher_key(TextMatcher().compiled.data, _db())
+    other = key.replace("gpuclass text matcher", "another matcher")
+    monkeypatch.setattr(C, "cache_path", lambda k, part="common", real=C.cache_path: real(key, part))
+    assert C.load_state(key) is not None
+    assert C.load_state(other) is None  # the same file name, another key inside
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid"), reason="no user ids on this platform")
 def test_an_untrusted_cache_is_never_unpickled(cache_dir, monkeypatch):
     TextMatcher.cached()
-    path = next(cache_dir.glob("matcher-*.pkl"))
     key = C.matcher_key(TextMatcher().compiled.data, _db())
+    path = cache_dir / os.path.basename(C.cache_path(key))
     assert C.load_state(key) is not None
     loads = []
     monkeypatch.setattr(C.pickle, "loads", lambda *a, **k: loads.append(1))

@@ -1,0 +1,75 @@
+"""CSV lines made without the csv module are the csv module's lines, byte for byte, and
+the reports a listing audit builds keep the record's passthrough fields in order."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuclass.audit.output import write_reports
+from gpuclass.audit.report import CSV_COLUMNS, PASSTHROUGH, ServerReport, passthrough
+
+# texts as auction feeds hold them, and the characters that need quoting
+TEXT = st.text(st.sampled_from(list("ab 1,\";\n\r\t'x\u00e9\u2122\u2028\\")) | st.characters(), max_size=12)
+VALUE = (TEXT | st.none() | st.booleans() | st.integers(-10**20, 10**20)
+         | st.floats(allow_nan=True, allow_infinity=True)
+         | st.lists(st.integers(), max_size=2) | st.dictionaries(TEXT, st.integers(), max_size=2))
+CARD = st.fixed_dictionaries({"card": TEXT, "count": st.integers(0, 9)})
+
+
+@st.composite
+def reports(draw):
+    extra = draw(st.dictionaries(st.sampled_from(PASSTHROUGH), VALUE, max_size=4))
+    return ServerReport(draw(st.integers(1, 10**6)), draw(TEXT), draw(st.none() | TEXT), draw(st.booleans()),
+                        draw(st.lists(CARD, max_size=2)), draw(st.integers(0, 9)), draw(st.integers(0, 40)),
+                        draw(st.lists(TEXT, max_size=2)), draw(st.integers(0, 9)), draw(TEXT),
+                        draw(st.lists(TEXT, max_size=2)), draw(st.integers(1, 3)), extra)
+
+
+def _csv_module(rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+@settings(max_examples=500, deadline=None)
+@given(reports())
+def test_a_line_made_directly_is_the_csv_modules_line(r):
+    line = r.csv_line()
+    if line is not None:
+        assert _csv_module([r.csv_row()]).split("\n", 1)[1] == line
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(reports(), max_size=40))
+def test_the_csv_output_is_the_csv_modules_output(rs):
+    buf = io.StringIO()
+    write_reports(rs, "csv", buf)
+    assert buf.getvalue() == _csv_module(r.csv_row() for r in rs)
+
+
+def test_a_listings_usual_report_takes_the_direct_way():
+    r = ServerReport(7, "live_data_sb_EUR.json", "2000001", True, [{"card": "gtx-1080", "count": 1}], 1, 4,
+                     [], 0, "1x GeForce GTX 1080: 4 slices", [], 1,
+                     {"cpu": "Intel Core i7-7700", "price": 43.5, "datacenter": "FSN1-DC18", "hourly_price": 0.0596})
+    assert r.csv_line() == ("7,live_data_sb_EUR.json,2000001,True,gtx-1080 x1,1,4,,0,1x GeForce GTX 1080: 4 slices,"
+                            ",1,Intel Core i7-7700,43.5,FSN1-DC18,0.0596\n")
+    odd = ServerReport(7, "s", "x", extra={"price": math.inf, "cpu": None})
+    assert odd.csv_line() == "7,s,x,False,,0,0,,0,,,1,,inf,,\n"
+    for quoted in (ServerReport(7, "s", 'say "x"'), ServerReport(7, "s", "x", reason="a\nb"),
+                   ServerReport(7, "s", "x", extra={"cpu": ["a"]}), ServerReport(7.0, "s", "x")):
+        assert quoted.csv_line() is None  # written by the csv module
+
+
+def test_passthrough_keeps_the_passthrough_fields_in_their_order():
+    full = {"id": 1, **{k: i for i, k in reversed(list(enumerate(PASSTHROUGH)))}}
+    assert tuple(passthrough(full)) == PASSTHROUGH
+    assert passthrough(full) == {k: i for i, k in enumerate(PASSTHROUGH)}
+    assert passthrough({"id": 1, "datacenter": "FSN1", "cpu": None}) == {"cpu": None, "datacenter": "FSN1"}
+    assert passthrough({}) == {}

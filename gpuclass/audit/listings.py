@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ..textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
+from .batch import ReportBatch, SharedOutcome
 from .report import PASSTHROUGH, ServerReport, card_entries, finish, passthrough, unsupported_entries
 
 __all__ = ["TextAuditor", "audit_records", "audit_texts"]
@@ -75,27 +76,28 @@ class TextAuditor:
         self._source: str | None = None
         # a record's (description, information, specials) -> its outcome; a line -> its
         # mentions (entry, count, words); what a text says -> its outcome
-        self._known: dict[tuple, ServerReport] = {}
+        self._known: dict[tuple, SharedOutcome] = {}
         self._line_mentions: dict[str, tuple[tuple[int, int, str], ...]] = {}
-        self._outcomes: dict[tuple, ServerReport] = {}
+        self._outcomes: dict[tuple, SharedOutcome] = {}
 
     def reports(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ServerReport]:
         """``items``: ``(row, source, record, error)``; a non-None error flags the row."""
         for batch in self.batches(items):
-            yield from batch
+            yield from batch.reports()
 
-    def batches(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[list[ServerReport]]:
-        """The reports of :meth:`reports`, a list per batch of records (for readers that take
-        many at a time: a report costs less than passing it on one by one)."""
+    def batches(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ReportBatch]:
+        """The reports of :meth:`reports`, a :class:`~gpuclass.audit.batch.ReportBatch` per
+        batch of records (whose reports are made when asked for: a CSV writer reads the
+        shared outcomes instead)."""
         it = iter(items)
         while True:
             batch = list(itertools.islice(it, _BATCH))
             if not batch:
                 return
-            yield self._batch(batch)
+            yield ReportBatch(self._batch(batch))
 
-    def _batch(self, batch: list[tuple[int, str, Any, str | None]]) -> list[ServerReport]:
-        out: list[ServerReport] = []
+    def _batch(self, batch: list[tuple[int, str, Any, str | None]]) -> list[Any]:
+        out: list[Any] = []  # ReportBatch entries
         # (place in out, text key (a place for a text of the wrong type), its lines)
         todo: list[tuple[int, Any, list[str], list[str], list[str]]] = []
         known = self._known
@@ -124,14 +126,9 @@ class TextAuditor:
                 found = known.get(key)
             except TypeError:  # an unhashable value (an object): read the long way
                 key = found = None
-            if found is not None:
-                if problems:
-                    out.append(_from(found, row, source, server, problems, extra))
-                else:  # the usual record: what its text says, as it says it
-                    out.append(ServerReport(row, source, server, found.gpu_capable,
-                                            [dict(c) for c in found.cards] if found.cards else [],
-                                            found.supported_cards, found.slices, list(found.unsupported),
-                                            found.unsupported_gpus, found.reason, list(found.problems), 1, extra))
+            if found is not None:  # the usual record: what its text says, as it says it
+                out.append(found.report_for(row, source, server, problems, extra) if problems
+                           else (row, source, server, found, extra))
                 continue
             shape: list[str] = []  # fields of the wrong type, in field order
             desc = _lines(d, "description", shape)
@@ -152,7 +149,7 @@ class TextAuditor:
         return out
 
     def _resolve(self, todo: list[tuple[int, Any, list[str], list[str], list[str]]],
-                 out: list[ServerReport]) -> None:
+                 out: list[Any]) -> None:
         """Finish the reports of texts not seen before: their lines not seen before are
         matched (one automaton pass), then each text's outcome is put together from its
         lines' mentions (texts that mention the same cards share it)."""
@@ -184,11 +181,12 @@ class TextAuditor:
                     not hits and any(s.strip().lower() == "gpu" for s in specials))
             done = outcomes.get(told)
             if done is None:
-                done = outcomes[told] = self._outcome(*told)
+                done = outcomes[told] = SharedOutcome(self._outcome(*told))
             if well_typed:
                 known[key] = done
             r = out[i]
-            out[i] = _from(done, r.row, r.source, r.server, r.problems, r.extra)
+            out[i] = (done.report_for(r.row, r.source, r.server, r.problems, r.extra) if r.problems
+                      else (r.row, r.source, r.server, done, r.extra))
 
     def _outcome(self, hits: tuple[tuple[int, int, str], ...], no_description: bool,
                  gpu_special: bool) -> ServerReport:
@@ -223,19 +221,6 @@ class TextAuditor:
         if gpu_special:
             r.problems.append("specials list GPU but no card name is recognisable")
         return finish(r)
-
-
-def _from(found: ServerReport, row: int, source: str, server: str | None, problems: list[str],
-          extra: dict[str, Any]) -> ServerReport:
-    """A record's report: what its text says (``found``, from :meth:`TextAuditor._outcome`)
-    after the record's own problems (which come first, and may then be the reason)."""
-    cards = [dict(c) for c in found.cards] if found.cards else []
-    if problems:
-        return finish(ServerReport(row, source, server, False, cards, 0, 0, list(found.unsupported),
-                                   found.unsupported_gpus, "", problems + found.problems, 1, extra))
-    problems += found.problems
-    return ServerReport(row, source, server, found.gpu_capable, cards, found.supported_cards, found.slices,
-                        list(found.unsupported), found.unsupported_gpus, found.reason, problems, 1, extra)
 
 
 def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "records",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 from ..errors import InputError
 from ..printable import printable, safe_json
+from .batch import ReportBatch
 from .report import CSV_COLUMNS, AuditSummary, ServerReport
 
 __all__ = ["write_reports", "OUTPUT_FORMATS"]
@@ -80,17 +81,23 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
         rows.writerow(CSV_COLUMNS)
         lines: list[str] = []  # written a batch at a time
         for item in _pieces(reports):
-            group = item if type(item) is list else (item,) if isinstance(item, ServerReport) else None
-            if group is not None:
-                summary.add_many(group)
-                for r in group:
-                    line = r.csv_line()
-                    if line is not None:
-                        lines.append(line)
-                        continue
-                    out.write("".join(lines))
-                    lines.clear()
-                    rows.writerow(r.csv_row())  # a cell that needs quoting
+            if isinstance(item, (ServerReport, ReportBatch)):
+                if type(item) is ReportBatch:
+                    item.add_to(summary)
+                    made = item.csv_lines()
+                else:
+                    summary.add(item)
+                    made = [item.csv_line()]
+                if None not in made:
+                    lines += made
+                else:
+                    for line, r in zip(made, item.reports() if type(item) is ReportBatch else (item,)):
+                        if line is not None:
+                            lines.append(line)
+                            continue
+                        out.write("".join(lines))
+                        lines.clear()
+                        rows.writerow(r.csv_row())  # a cell that needs quoting
                 if len(lines) >= _CSV_BATCH:
                     out.write("".join(lines))
                     lines.clear()
@@ -117,7 +124,8 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
 
 
 def _pieces(reports: Iterable[Any]) -> Iterator[Any]:
-    """ServerReport objects, lists of them and AuditTable chunks, as the run gives them."""
+    """ServerReport objects, ReportBatch lists of them and AuditTable chunks, as the run
+    gives them."""
     if _is_table(reports):
         return iter((reports,))
     pieces = getattr(reports, "pieces", None)
@@ -168,8 +176,8 @@ def _write_parquet(pieces: Iterator[Any], out: Any, policy: Any, summary: AuditS
     held: list[ServerReport] = []
     try:
         for item in pieces:
-            group = item if type(item) is list else (item,) if isinstance(item, ServerReport) else None
-            if group is not None:
+            if isinstance(item, (ServerReport, ReportBatch)):
+                group = item.reports() if type(item) is ReportBatch else (item,)
                 summary.add_many(group)
                 held.extend(group)
                 if len(held) >= _PARQUET_BATCH:

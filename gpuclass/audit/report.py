@@ -199,33 +199,25 @@ class AuditSummary:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def add_many(self, reports: Iterable[ServerReport]) -> None:
-        """:meth:`add` of each report (in one loop: a listing's batch at a time)."""
-        servers = rows = capable = supported = slices = unsupported = with_unsupported = flagged = 0
-        cards = self.cards
-        for r in reports:
-            servers += 1
-            rows += r.rows
-            capable += r.gpu_capable
-            supported += r.supported_cards
-            slices += r.slices
-            unsupported += r.unsupported_gpus
-            with_unsupported += r.unsupported_gpus > 0
-            if r.problems:
-                flagged += 1
-            for c in r.cards:
-                cards[c["card"]] = cards.get(c["card"], 0) + c["count"]
-        self.servers += servers
-        self.input_rows += rows
-        self.gpu_capable += capable
-        self.supported_cards += supported
-        self.slices += slices
-        self.unsupported_gpus += unsupported
-        self.with_unsupported += with_unsupported
-        self.flagged += flagged
-
     def add(self, r: ServerReport) -> None:
-        self.add_many((r,))
+        self.add_repeated(r, 1)
+
+    def add_many(self, reports: Iterable[ServerReport]) -> None:
+        for r in reports:
+            self.add_repeated(r, 1)
+
+    def add_repeated(self, r: ServerReport, n: int) -> None:
+        """:meth:`add` of ``n`` reports that say what ``r`` says (a listing's shared outcome)."""
+        self.servers += n
+        self.input_rows += n * r.rows
+        self.gpu_capable += n * r.gpu_capable
+        self.supported_cards += n * r.supported_cards
+        self.slices += n * r.slices
+        self.unsupported_gpus += n * r.unsupported_gpus
+        self.with_unsupported += n * (r.unsupported_gpus > 0)
+        self.flagged += n * bool(r.problems)
+        for c in r.cards:
+            self.cards[c["card"]] = self.cards.get(c["card"], 0) + n * c["count"]
 
     def to_dict(self) -> dict[str, Any]:
         return {"servers": self.servers, "input_rows": self.input_rows,

@@ -1,5 +1,7 @@
-"""CSV lines made without the csv module are the csv module's lines, byte for byte, and
-the reports a listing audit builds keep the record's passthrough fields in order."""
+"""CSV lines made without the csv module are the csv module's lines, byte for byte (a
+report's, and a listing batch's from its shared outcomes), the totals of a batch are its
+reports' totals, and the reports a listing audit builds keep the record's passthrough
+fields in order."""
 
 from __future__ import annotations
 
@@ -10,15 +12,16 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuclass.audit.batch import ReportBatch, SharedOutcome
 from gpuclass.audit.output import write_reports
-from gpuclass.audit.report import CSV_COLUMNS, PASSTHROUGH, ServerReport, passthrough
+from gpuclass.audit.report import CSV_COLUMNS, PASSTHROUGH, AuditSummary, ServerReport, finish, passthrough
 
 # texts as auction feeds hold them, and the characters that need quoting
 TEXT = st.text(st.sampled_from(list("ab 1,\";\n\r\t'x\u00e9\u2122\u2028\\")) | st.characters(), max_size=12)
 VALUE = (TEXT | st.none() | st.booleans() | st.integers(-10**20, 10**20)
          | st.floats(allow_nan=True, allow_infinity=True)
          | st.lists(st.integers(), max_size=2) | st.dictionaries(TEXT, st.integers(), max_size=2))
-CARD = st.fixed_dictionaries({"card": TEXT, "count": st.integers(0, 9)})
+CARD = st.fixed_dictionaries({"card": TEXT, "name": TEXT, "count": st.integers(0, 9), "slices": st.integers(0, 36)})
 
 
 @st.composite
@@ -73,3 +76,44 @@ def test_passthrough_keeps_the_passthrough_fields_in_their_order():
     assert passthrough(full) == {k: i for i, k in enumerate(PASSTHROUGH)}
     assert passthrough({"id": 1, "datacenter": "FSN1", "cpu": None}) == {"cpu": None, "datacenter": "FSN1"}
     assert passthrough({}) == {}
+
+
+# -- a listing's batches: reports made on demand, the CSV and totals read from the shared outcome
+
+@st.composite
+def batches(draw):
+    outcomes = [SharedOutcome(finish(draw(reports()))) for _ in range(draw(st.integers(1, 3)))]
+    entries = []
+    for row in range(draw(st.integers(0, 12))):
+        if draw(st.booleans()):
+            entries.append(finish(draw(reports())))  # a record of its own (problems, a malformed one)
+        else:
+            extra = draw(st.dictionaries(st.sampled_from(PASSTHROUGH), VALUE, max_size=4))
+            entries.append((row + 1, draw(TEXT), draw(st.none() | TEXT), draw(st.sampled_from(outcomes)), extra))
+    return ReportBatch(entries)
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches())
+def test_a_batch_writes_and_counts_what_its_reports_say(batch):
+    made = [r.csv_row() for r in ReportBatch(batch.entries)]  # another batch: reports made apart
+    buf = io.StringIO()
+    summary = write_reports([batch], "csv", buf)
+    assert buf.getvalue() == _csv_module(made)
+    alone = AuditSummary()
+    alone.add_many(batch)
+    assert summary == alone
+    for line, row in zip(ReportBatch(batch.entries).csv_lines(), made):
+        assert line is None or line == _csv_module([row]).split("\n", 1)[1]
+
+
+def test_a_batch_makes_each_report_once_and_apart_from_its_outcome():
+    shared = SharedOutcome(finish(ServerReport(0, "", None, cards=[
+        {"card": "gtx-1080", "name": "GeForce GTX 1080", "count": 1, "slices": 4, "source": "text",
+         "evidence": "gtx 1080"}])))
+    batch = ReportBatch([(1, "f", "a", shared, {}), (2, "f", "b", shared, {"cpu": "x"})])
+    first = batch.reports()
+    assert batch.reports() is first and [r.server for r in batch] == ["a", "b"]
+    first[0].cards[0]["count"] = 99  # a report's data is its own
+    assert shared.report.cards[0]["count"] == 1 and first[1].cards[0]["count"] == 1
+    assert batch.csv_lines()[1] == "2,f,b,True,gtx-1080 x1,1,4,,0,1x GeForce GTX 1080: 4 slices,,1,x,,,\n"

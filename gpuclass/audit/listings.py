@@ -101,23 +101,25 @@ class TextAuditor:
         # (place in out, text key (a place for a text of the wrong type), its lines)
         todo: list[tuple[int, Any, list[str], list[str], list[str]]] = []
         known = self._known
-        ids = self._ids
+        ids, last_source = self._ids, self._source
         for row, source, rec, error in batch:
             if error is not None or not isinstance(rec, dict):
                 why = error or f"malformed record: {type(rec).__name__}, expected an object"
                 out.append(finish(ServerReport(row, source, None, problems=[why])))
                 continue
             sid = rec["id"] if "id" in rec else rec.get("server")
+            problems: list[str] | None = None  # the record's own (made where it has one)
             if sid is None or sid == "":
                 server = None
                 problems = ["record has no id"]
             else:
                 server = sid if type(sid) is str else str(sid)
-                if source is not self._source and source != self._source:
+                if source is not last_source and source != last_source:  # ids are per source
                     self._source, self._ids = source, {}
-                    ids = self._ids
+                    ids, last_source = self._ids, source
                 first = ids.setdefault(server, row)
-                problems = [] if first == row else [f"duplicate server id {server!r} (first at row {first})"]
+                if first != row:
+                    problems = [f"duplicate server id {server!r} (first at row {first})"]
             extra = passthrough(rec)
             d, i, sp = rec.get("description"), rec.get("information"), rec.get("specials")
             try:  # a text seen before is taken as it is: only well-typed texts are kept
@@ -127,9 +129,11 @@ class TextAuditor:
             except TypeError:  # an unhashable value (an object): read the long way
                 key = found = None
             if found is not None:  # the usual record: what its text says, as it says it
-                out.append(found.report_for(row, source, server, problems, extra) if problems
-                           else (row, source, server, found, extra))
+                out.append((row, source, server, found, extra) if problems is None
+                           else found.report_for(row, source, server, problems, extra))
                 continue
+            if problems is None:
+                problems = []
             shape: list[str] = []  # fields of the wrong type, in field order
             desc = _lines(d, "description", shape)
             n_desc = len(shape)

@@ -225,9 +225,9 @@ def iter_feed(reader: Reader, source: str,
                 sure, end = scan(buf, pos, fields, _SCAN)
                 if sure:
                     pos = end
-                    for rec in sure:
-                        row += 1
-                        yield row, source, rec, None
+                    first = row + 1
+                    row += len(sure)
+                    yield from [(n, source, rec, None) for n, rec in enumerate(sure, first)]
                     continue
             if c == "":
                 yield row + 1, source, None, "feed ends inside the server list"

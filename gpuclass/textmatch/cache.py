@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
-import struct
 import zlib
+
+try:  # the unpickler itself: the pickle module around it costs a listing audit's start 2 ms
+    from _pickle import loads as _loads
+except ImportError:  # pragma: no cover - an interpreter without the C pickle
+    from pickle import loads as _loads
 
 from ..cachedir import cache_dir, make_cache_dir, trust_problem, write_atomic
 
@@ -38,7 +41,7 @@ __all__ = ["matcher_key", "load_state", "save_state", "cache_path", "FORMAT", "M
 FORMAT = 2
 MAGIC = b"GPCLSTM\x02"
 PARTS = ("common", "all")  # what every listing reads; the automaton of every name
-_LEN = struct.Struct("<I")
+_LEN = 4  # bytes of a length or a CRC, little-endian
 # the modules whose code decides what a built matcher holds
 _BUILD_CODE = ("build.py", "entries.py", "names.py", "normalize.py", "clauses.py", "quantity.py", "matcher.py",
                "../pcinames.py")
@@ -95,18 +98,18 @@ def load_state(key: str, part: str = "common") -> dict[str, Any] | None:
     except OSError:
         return None
     want = key.encode("utf-8", "surrogatepass")
-    head = len(MAGIC) + _LEN.size
-    if len(raw) < head + len(want) + _LEN.size or raw[:len(MAGIC)] != MAGIC:
+    head = len(MAGIC) + _LEN
+    if len(raw) < head + len(want) + _LEN or raw[:len(MAGIC)] != MAGIC:
         return None
-    (n,) = _LEN.unpack_from(raw, len(MAGIC))
+    n = int.from_bytes(raw[len(MAGIC):head], "little")
     if n != len(want) or raw[head:head + n] != want:
         return None  # another matcher whose key names the same file
-    (crc,) = _LEN.unpack_from(raw, head + n)
-    payload = memoryview(raw)[head + n + _LEN.size:]
+    crc = int.from_bytes(raw[head + n:head + n + _LEN], "little")
+    payload = memoryview(raw)[head + n + _LEN:]
     if zlib.crc32(payload) != crc:
         return None
     try:
-        state = pickle.loads(payload)
+        state = _loads(payload)
     except Exception:  # a file of another library version: rebuilt
         return None
     return state if isinstance(state, dict) else None
@@ -114,6 +117,8 @@ def load_state(key: str, part: str = "common") -> dict[str, Any] | None:
 
 def save_state(key: str, state: dict[str, Any], part: str = "common") -> str | None:
     """Write the state of ``part`` for ``key``; the path, or None where the cache cannot take it."""
+    import pickle
+
     path = cache_path(key, part)
     try:
         make_cache_dir(os.path.dirname(path))
@@ -121,7 +126,8 @@ def save_state(key: str, state: dict[str, Any], part: str = "common") -> str | N
             return None
         payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
         raw = key.encode("utf-8", "surrogatepass")
-        write_atomic(path, b"".join((MAGIC, _LEN.pack(len(raw)), raw, _LEN.pack(zlib.crc32(payload)), payload)))
+        write_atomic(path, b"".join((MAGIC, len(raw).to_bytes(_LEN, "little"), raw,
+                                     zlib.crc32(payload).to_bytes(_LEN, "little"), payload)))
     except (OSError, pickle.PicklingError):
         return None
     return path

@@ -98,8 +98,8 @@ class TextAuditor:
 
     def _batch(self, batch: list[tuple[int, str, Any, str | None]]) -> list[Any]:
         out: list[Any] = []  # ReportBatch entries
-        # (place in out, text key (a place for a text of the wrong type), its lines)
-        todo: list[tuple[int, Any, list[str], list[str], list[str]]] = []
+        # (place in out, text key (a place for a text of the wrong type), its lines, the record)
+        todo: list[tuple[Any, ...]] = []
         known = self._known
         ids, last_source = self._ids, self._source
         for row, source, rec, error in batch:
@@ -146,24 +146,23 @@ class TextAuditor:
                 problems.extend(shape[n_desc:])
             if shape or key is None:
                 key = len(out)  # its own outcome, never kept
-            todo.append((len(out), key, desc, info, specials))
-            out.append(ServerReport(row, source, server, problems=problems, extra=extra))
+            todo.append((len(out), key, desc, info, specials, row, source, server, problems, extra))
+            out.append(None)  # its place, filled in once the text is resolved
         if todo:
             self._resolve(todo, out)
         return out
 
-    def _resolve(self, todo: list[tuple[int, Any, list[str], list[str], list[str]]],
-                 out: list[Any]) -> None:
+    def _resolve(self, todo: list[tuple[Any, ...]], out: list[Any]) -> None:
         """Finish the reports of texts not seen before: their lines not seen before are
         matched (one automaton pass), then each text's outcome is put together from its
         lines' mentions (texts that mention the same cards share it)."""
         lines = self._line_mentions
-        new = list(dict.fromkeys(line for _, _, desc, info, _ in todo for line in (*desc, *info)
+        new = list(dict.fromkeys(line for _, _, desc, info, *_ in todo for line in (*desc, *info)
                                  if line not in lines))
         if new:
             if len(lines) + len(new) > _KNOWN:
                 lines.clear()
-                new = list(dict.fromkeys(line for _, _, desc, info, _ in todo for line in (*desc, *info)))
+                new = list(dict.fromkeys(line for _, _, desc, info, *_ in todo for line in (*desc, *info)))
             matches = self.matcher.find_many(new)
             found: list[list[tuple[int, int, str]]] = [[] for _ in new]
             for rec_i, ent, count, words in zip(matches.records, matches.entries, matches.counts, matches.text):
@@ -174,23 +173,25 @@ class TextAuditor:
             known.clear()
         if len(outcomes) > _KNOWN:
             outcomes.clear()
-        for i, key, desc, info, specials in todo:
-            # Cards come from the description; the notes count only when it names none
-            # (a listing often repeats the card there).
-            hits = tuple(m for line in desc for m in lines[line])
-            if not hits:
-                hits = tuple(m for line in info for m in lines[line])
+        mentions, chain = lines.__getitem__, itertools.chain.from_iterable
+        for i, key, desc, info, specials, row, source, server, problems, extra in todo:
             well_typed = type(key) is tuple
-            told = (hits, well_typed and not any(line.strip() for line in desc),
-                    not hits and any(s.strip().lower() == "gpu" for s in specials))
-            done = outcomes.get(told)
+            done = known.get(key) if well_typed else None  # the same text earlier in the batch
             if done is None:
-                done = outcomes[told] = SharedOutcome(self._outcome(*told))
-            if well_typed:
-                known[key] = done
-            r = out[i]
-            out[i] = (done.report_for(r.row, r.source, r.server, r.problems, r.extra) if r.problems
-                      else (r.row, r.source, r.server, done, r.extra))
+                # Cards come from the description; the notes count only when it names none
+                # (a listing often repeats the card there).
+                hits = tuple(chain(map(mentions, desc)))
+                if not hits:
+                    hits = tuple(chain(map(mentions, info)))
+                told = (hits, well_typed and not any(map(str.strip, desc)),
+                        not hits and any(s.strip().lower() == "gpu" for s in specials))
+                done = outcomes.get(told)
+                if done is None:
+                    done = outcomes[told] = SharedOutcome(self._outcome(*told))
+                if well_typed:
+                    known[key] = done
+            out[i] = ((row, source, server, done, extra) if not problems
+                      else done.report_for(row, source, server, problems, extra))
 
     def _outcome(self, hits: tuple[tuple[int, int, str], ...], no_description: bool,
                  gpu_special: bool) -> ServerReport:

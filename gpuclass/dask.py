@@ -30,7 +30,6 @@ know its place in the whole table.
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
@@ -130,7 +129,7 @@ def partition_audit(part: Any, compiled: Any, server_column: str | None = None,
     return _audit(part, compiled, server_column, (partition_info or {}).get("number", 0))[1]
 
 
-def _audited(part: Any, compiled: Any, server_column: str | None, number: int):
+def _audited(part: Any, number: int, compiled: Any, server_column: str | None):
     """A partition's rows per server, the hash of each server name and which rows have a name."""
     result, frame = _audit(part, compiled, server_column, number)
     server = result.table["server"]
@@ -215,15 +214,38 @@ def _merge(pieces: list[Any], compiled: Any):
     return pd.DataFrame(out, copy=False)[_columns(compiled)]
 
 
-def _tree(leaves: list[Any]) -> Any:
-    """The hashes shared between partitions, combined ``_SPLIT_EVERY`` at a time."""
-    import dask
+def _graph(keys: list[Any], compiled: Any, server_column: str | None, split_out: int, token: str):
+    """The tasks of an audit over the partitions at ``keys``; the keys of its outputs."""
+    import operator
+    from functools import partial
 
-    combine = dask.delayed(_combine, pure=True)
-    level = leaves
-    while len(level) > _SPLIT_EVERY:
-        level = [combine(level[i:i + _SPLIT_EVERY]) for i in range(0, len(level), _SPLIT_EVERY)]
-    return dask.delayed(_shared, pure=True)(level)
+    name = f"gpuclass-audit-{token}"
+    one = partial(_audited, compiled=compiled, server_column=server_column)
+    dsk: dict[Any, Any] = {}
+    level = []
+    for i, key in enumerate(keys):
+        dsk[(name, "part", i)] = (one, key, i)
+        dsk[(name, "seen", i)] = (_seen, (name, "part", i))
+        level.append((name, "seen", i))
+    depth = 0
+    while len(level) > _SPLIT_EVERY:  # a tree: each task combines _SPLIT_EVERY hash arrays
+        depth += 1
+        groups = [level[j:j + _SPLIT_EVERY] for j in range(0, len(level), _SPLIT_EVERY)]
+        for j, group in enumerate(groups):
+            dsk[(name, "combine", depth, j)] = (_combine, group)
+        level = [(name, "combine", depth, j) for j in range(len(groups))]
+    dsk[(name, "shared")] = (_shared, level)
+    outputs = []
+    for i in range(len(keys)):
+        dsk[(name, "split", i)] = (_split, (name, "part", i), (name, "shared"), split_out)
+        for j in range(split_out + 1):
+            dsk[(name, "piece", i, j)] = (operator.getitem, (name, "split", i), j)
+        outputs.append((name, "piece", i, 0))
+    merge = partial(_merge, compiled=compiled)
+    for j in range(split_out):
+        dsk[(name, "merged", j)] = (merge, [(name, "piece", i, 1 + j) for i in range(len(keys))])
+        outputs.append((name, "merged", j))
+    return name, dsk, outputs
 
 
 def audit(data: Any, *, policy: Any = None, server_column: str | None = None,
@@ -233,12 +255,14 @@ def audit(data: Any, *, policy: Any = None, server_column: str | None = None,
     ``first_row``), one row per server, in no particular order.
 
     ``split_out``: how many tasks merge the servers whose rows span partitions (default: one
-    per partition up to 8, past 64 partitions the square root of their number).  Input sorted
-    by server leaves them little to do, unsorted input a lot.  The result has the audited
-    partitions, then ``split_out`` merged ones.
+    per partition, at most 8).  Input sorted by server leaves them little to do; unsorted
+    input on many workers wants more (each partition adds ``split_out + 4`` tasks to the
+    graph).  The result has the audited partitions, then ``split_out`` merged ones.
     """
-    import dask
     import dask.dataframe as dd
+    from dask.base import tokenize
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
 
     if isinstance(data, (str, os.PathLike)):
         data = dd.read_parquet(os.fspath(data))
@@ -252,14 +276,10 @@ def audit(data: Any, *, policy: Any = None, server_column: str | None = None,
     parts = data[keep].to_delayed()
     n = len(parts)
     if split_out is None:
-        split_out = min(n, max(8, math.isqrt(n)))
+        split_out = min(n, 8)
     if not isinstance(split_out, int) or split_out < 1:
         raise InputError(f"audit: split_out must be a whole number >= 1, got {split_out!r}")
-    audit_one = dask.delayed(_audited, pure=True)
-    audited = [audit_one(p, compiled, server_column, i) for i, p in enumerate(parts)]
-    shared = _tree([dask.delayed(_seen, pure=True)(a) for a in audited])
-    split = dask.delayed(_split, pure=True, nout=split_out + 1)
-    splits = [split(a, shared, split_out) for a in audited]
-    merge = dask.delayed(_merge, pure=True)
-    merged = [merge([s[1 + j] for s in splits], compiled) for j in range(split_out)]
-    return dd.from_delayed([s[0] for s in splits] + merged, meta=meta, verify_meta=False)
+    token = tokenize(*(p.key for p in parts), compiled, server_column, split_out)
+    name, dsk, outputs = _graph([p.key for p in parts], compiled, server_column, split_out, token)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=parts)
+    return dd.from_delayed([Delayed(k, graph, layer=name) for k in outputs], meta=meta, verify_meta=False)

@@ -95,15 +95,15 @@ def test_two_workers_equal_one_process(client, npartitions):
     assert got["rows"].sum() == len(df)
 
 
-def test_a_parquet_dataset_path(client, tmp_path):
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_a_parquet_dataset_path(client, tmp_path, shuffled):
     df = _frame(3000, seed=2)
+    if shuffled:  # a server's rows in any of the files
+        df = df.sample(frac=1, random_state=4).reset_index(drop=True)
     bounds = np.linspace(0, len(df), 5).astype(int)
     for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):  # a server may straddle two files
         df.iloc[lo:hi].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
-    got = gdask.audit(str(tmp_path)).compute()
-    local = audit_table(df).table.to_pandas()
-    for a, b in zip(_comparable(got), _comparable(local)):
-        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+    _equal_to_local(gdask.audit(str(tmp_path)).compute(), df)
 
 
 def test_the_workers_run_the_same_core_as_this_process(client):

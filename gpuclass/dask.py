@@ -87,6 +87,8 @@ def _problems(result: Any, number: int):
     import pyarrow as pa
 
     flagged = result.problems_by_server()
+    if not flagged:
+        return pd.arrays.ArrowStringArray(pa.nulls(len(result), pa.large_string()))
     where = np.full(len(result), -1, np.int64)
     where[np.fromiter(flagged, np.int64, len(flagged))] = np.arange(len(flagged))
     texts = pa.array(["; ".join(f"partition {number} {x}" if _numbered(x) else x for x in p)
@@ -146,7 +148,9 @@ def _distinct(sorted_hashes: np.ndarray) -> np.ndarray:
 def _seen(audited: tuple) -> tuple[np.ndarray, np.ndarray]:
     """A tree leaf: the partition's distinct server hashes (sorted), none shared yet."""
     _, hashes, named = audited
-    return _distinct(np.sort(hashes[named])), np.empty(0, np.uint64)
+    mine = hashes[named]
+    mine.sort()
+    return _distinct(mine), np.empty(0, np.uint64)
 
 
 def _combine(items: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,9 @@ Groups (each times gpuclass and its baseline in the same run):
   which turns glibc's adaptive mmap threshold off in the worker).
 - ``dask 2 workers``: ``gpuclass.dask.audit`` of a Parquet dataset (20M rows in 8 files; 2M
   with ``GPUCLASS_BENCH_QUICK=1``) on a cluster of two worker processes vs one, the result
-  (one row per server, about 135 bytes each) gathered into this process (recorded).
+  (one row per server, about 135 bytes each) gathered into this process (recorded; the
+  result's trip, onto one worker and from there to this process, is not shared out by a
+  second worker and at 20M rows takes about half the time).
 - ``dask 2 workers, summed there``: the same audit with only its ``rows`` column summed on
   the workers, so that what is timed is the audit's work, not the result's trip to this
   process (on a quiet 2-core machine about 1.6x or more).

@@ -6,7 +6,7 @@ rollup's rules, so the answer equals the single-process one.  The graph, per par
 
 1. audit the partition: one row per server of it, and a 64-bit hash of each server name;
 2. its distinct hashes, sorted, go up a tree that finds the hashes seen in two partitions or
-   more (a few bytes per server travel, never the rows);
+   more (eight bytes per server travel, never its rows);
 3. rows whose hash is not among those pass through untouched; the others are sent, by hash,
    to one of ``split_out`` merge tasks, which group them by the server name itself (a hash
    collision only sends a few more rows through a merge: the answer stays exact) and add

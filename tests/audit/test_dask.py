@@ -1,8 +1,12 @@
 """gpuclass.dask: audits over partitions on worker processes equal the single-process answer.
 
 A ``distributed.LocalCluster`` with two worker processes runs the audit; servers whose rows
-span partitions are joined by the rollup's rules.  The compiled policy and the database
-travel small and arrive as one cached, frozen copy per process.
+span partitions (sorted input, unsorted input, Parquet files, empty partitions) are joined
+by the rollup's rules, rows without a server name stay rows of their own, and problems are
+joined in partition order.  Hypothesis cuts random tables into random partitions (the
+synchronous scheduler, in process); a core whose hashes all collide still gives the exact
+answer.  The compiled policy and the database travel small and arrive as one cached, frozen
+copy per process.
 """
 
 from __future__ import annotations
@@ -13,16 +17,20 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
+import dask  # noqa: E402
 import gpuclass  # noqa: E402
 import gpuclass.dask as gdask  # noqa: E402
 from gpuclass.audit.columnar import audit_table  # noqa: E402
 from gpuclass.db import default_database  # noqa: E402
+from gpuclass.errors import InputError  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
 CELLS = ["10de", "27b0", "22bc", "1b80", "1b06", "8086", "0300", "030000", "0403", "0302", "zz", "1e30",
@@ -49,8 +57,21 @@ def _comparable(frame: pd.DataFrame) -> pd.DataFrame:
                          "; ".join(sorted(re.sub(r"^(partition [0-9]+ )?row [0-9]+: ", "", x)
                                           for x in p.split("; "))) for p in frame["problems"]]
     named = frame[frame["server"].notna()].sort_values("server").reset_index(drop=True)
-    nameless = frame[frame["server"].isna()]
-    return named, nameless.sort_values(list(nameless.columns[1:-1])).reset_index(drop=True)
+    nameless = frame[frame["server"].isna()].drop(columns=["server"])  # None or NA, by dtype
+    return named, nameless.sort_values(list(nameless.columns[:-1])).reset_index(drop=True)
+
+
+def _cut(df: pd.DataFrame, bounds) -> dd.DataFrame:
+    """``df`` as the partitions between ``bounds`` (a bound repeated: an empty partition)."""
+    pieces = [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    return dd.from_delayed([dask.delayed(p) for p in pieces], meta=df.iloc[:0], verify_meta=False)
+
+
+def _equal_to_local(got: pd.DataFrame, df: pd.DataFrame, **kw) -> None:
+    local = audit_table(df, **kw).table.to_pandas()
+    for a, b in zip(_comparable(got), _comparable(local)):
+        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+    assert got["server"].dropna().is_unique
 
 
 @pytest.fixture(scope="module")
@@ -74,15 +95,15 @@ def test_two_workers_equal_one_process(client, npartitions):
     assert got["rows"].sum() == len(df)
 
 
-def test_a_parquet_dataset_path(client, tmp_path):
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_a_parquet_dataset_path(client, tmp_path, shuffled):
     df = _frame(3000, seed=2)
+    if shuffled:  # a server's rows in any of the files
+        df = df.sample(frac=1, random_state=4).reset_index(drop=True)
     bounds = np.linspace(0, len(df), 5).astype(int)
     for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):  # a server may straddle two files
         df.iloc[lo:hi].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
-    got = gdask.audit(str(tmp_path)).compute()
-    local = audit_table(df).table.to_pandas()
-    for a, b in zip(_comparable(got), _comparable(local)):
-        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+    _equal_to_local(gdask.audit(str(tmp_path)).compute(), df)
 
 
 def test_the_workers_run_the_same_core_as_this_process(client):
@@ -129,3 +150,106 @@ def test_a_policy_of_a_file_reaches_the_workers(client, tmp_path):
     got = gdask.audit(dd.from_pandas(df, npartitions=3), policy=str(path)).compute()
     local = audit_table(df, policy=str(path)).table.to_pandas()
     assert got["slices"].sum() == local["slices"].sum() == 2 * local["supported_cards"].sum()
+
+
+def test_problems_are_joined_in_partition_order(client):
+    df = pd.DataFrame([("s", "10de", "27b0", "0300"), ("s", "zz", "27b0", "0300"),  # partition 0
+                       ("t", "10de", "1b80", "0300"),                                # partition 1
+                       ("s", "10de", "q", "0300"), ("s", "10de", "27b0", "0300")],   # partition 2
+                      columns=["server", "vendor", "device", "class"])
+    got = gdask.audit(_cut(df, [0, 2, 3, 5])).compute().set_index("server")
+    assert got.loc["s", "problems"] == ("partition 0 row 2: vendor 'zz' is not a hex ID; "
+                                        "partition 2 row 1: device 'q' is not a hex ID")
+    assert got.loc["s", ["supported_cards", "slices", "invalid_rows", "rows"]].tolist() == [2, 8, 2, 4]
+    assert pd.isna(got.loc["t", "problems"]) and got.loc["t", "gtx-1080"] == 1
+
+
+@pytest.mark.parametrize("npartitions,split_out", [(13, None), (13, 1), (40, 3)])
+def test_unsorted_input_spread_over_many_partitions(client, npartitions, split_out):
+    df = _frame(6000, seed=7).sample(frac=1, random_state=2).reset_index(drop=True)
+    ddf = dd.from_pandas(df, npartitions=npartitions, sort=False)
+    spread = pd.Series(np.arange(len(df)) * npartitions // len(df)).groupby(df["server"]).nunique()
+    assert (spread >= 2).mean() > 0.8 and spread.max() >= 5  # most servers span partitions
+    got = gdask.audit(ddf, split_out=split_out).compute()
+    _equal_to_local(got, df)
+
+
+def test_nameless_rows_stay_rows_of_their_own(client):
+    df = _frame(2000, seed=8).sample(frac=1, random_state=3).reset_index(drop=True)
+    df.loc[df.index % 7 == 3, "server"] = ""  # blank names are no names either
+    got = gdask.audit(dd.from_pandas(df, npartitions=6, sort=False)).compute()
+    nameless = got[got["server"].isna()]
+    assert len(nameless) == int(df["server"].isna().sum() + (df["server"] == "").sum())
+    assert (nameless["rows"] == 1).all()
+    assert nameless["problems"].str.contains("row has no server name").all()
+    _equal_to_local(got, df)
+
+
+def test_empty_partitions(client):
+    df = _frame(2000, seed=5).sample(frac=1, random_state=1).reset_index(drop=True)
+    n = len(df)
+    _equal_to_local(gdask.audit(_cut(df, [0, 0, 500, 500, 500, 1400, n, n])).compute(), df)
+    empty = gdask.audit(_cut(df.iloc[:0], [0, 0, 0]))
+    got = empty.compute()
+    assert len(got) == 0 and list(got.columns) == list(empty.columns)
+    assert got.dtypes.equals(empty.dtypes)
+
+
+def test_the_columns_and_dtypes_are_those_declared(client):
+    ddf = dd.from_pandas(_frame(1000), npartitions=4)
+    lazy = gdask.audit(ddf)
+    got = lazy.compute()
+    assert list(got.columns) == [c for c in gpuclass.audit.columnar.result_columns(compile_policy())
+                                 if c != "first_row"]
+    assert got.dtypes.equals(lazy.dtypes)
+    assert got["server"].dtype == ddf.dtypes["server"] and got["gpu_capable"].dtype == np.bool_
+    counts = got.columns[2:-1]
+    assert list(got.dtypes[counts].unique()) == [np.dtype(np.int64)]
+
+
+def test_integer_server_names():
+    rng = np.random.default_rng(9)
+    df = _frame(3000, seed=9).assign(server=rng.integers(0, 400, 3000))
+    got = gdask.audit(dd.from_pandas(df, npartitions=5, sort=False)).compute(scheduler="sync")
+    assert got["server"].dtype == np.int64
+    _equal_to_local(got, df)
+
+
+def test_every_name_hashing_alike_gives_the_exact_answer(monkeypatch):
+    """Hashes only choose which rows go through a merge; the merge compares the names."""
+    import types
+
+    colliding = types.SimpleNamespace(key_hashes=lambda column, seed: np.full(column.n, 7, np.uint64))
+    monkeypatch.setattr(gdask, "core", colliding)
+    df = _frame(3000, seed=4)
+    got = gdask.audit(dd.from_pandas(df, npartitions=5), split_out=3).compute(scheduler="sync")
+    _equal_to_local(got, df)
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, "2"])
+def test_split_out_is_a_whole_number(bad):
+    with pytest.raises(InputError, match="split_out"):
+        gdask.audit(dd.from_pandas(_frame(100), npartitions=2), split_out=bad)
+
+
+ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", "", None]), st.sampled_from(CELLS),
+                          st.sampled_from(CELLS), st.sampled_from(CELLS)), max_size=40)
+
+
+@settings(max_examples=int(os.environ.get("GPUCLASS_MUTATIONS", "60")), deadline=None)
+@given(rows=ROWS, cuts=st.lists(st.integers(0, 40), max_size=6), split_out=st.integers(1, 4))
+def test_any_table_cut_anywhere_equals_one_process(rows, cuts, split_out):
+    df = pd.DataFrame(rows, columns=["server", "vendor", "device", "class"], dtype=object)
+    bounds = [0, *sorted(min(c, len(df)) for c in cuts), len(df)]
+    got = gdask.audit(_cut(df, bounds), split_out=split_out).compute(scheduler="sync")
+    _equal_to_local(got, df)
+    want: dict = {}  # a named server's problems: partition by partition, each in row order
+    for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        result = audit_table(df.iloc[lo:hi])
+        names = result.table["server"].to_pylist()
+        for g, texts in result.problems_by_server().items():
+            if names[g] is not None:
+                want.setdefault(names[g], []).extend(f"partition {i} {t}" for t in texts)
+    named = got[got["server"].notna()]
+    assert {s: None if pd.isna(p) else p for s, p in zip(named["server"], named["problems"])} == \
+        {s: "; ".join(want[s]) if s in want else None for s in named["server"]}

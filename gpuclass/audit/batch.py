@@ -10,7 +10,7 @@ byte for byte.
 
 >>> from gpuclass.audit.report import ServerReport, finish
 >>> shared = SharedOutcome(finish(ServerReport(0, "", None)))
->>> batch = ReportBatch([(7, "feed.json", "a1", shared, {"price": 9.5})])
+>>> batch = ReportBatch([(7, "feed.json", "a1", shared, {"id": "a1", "price": 9.5})])
 >>> [(r.server, r.reason, r.extra) for r in batch]
 [('a1', 'no GPU', {'price': 9.5})]
 >>> batch.csv_lines()
@@ -22,13 +22,13 @@ from __future__ import annotations
 import csv
 import io
 
-from .report import PASSTHROUGH, AuditSummary, ServerReport, finish
+from .report import PASSTHROUGH, AuditSummary, ServerReport, finish, passthrough
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Union
 
-    Entry = Union[ServerReport, tuple[int, str, "str | None", "SharedOutcome", dict[str, Any]]]
+    Entry = Union[ServerReport, tuple[int, str, "str | None", "SharedOutcome", "dict[str, Any]"]]
 
 __all__ = ["SharedOutcome", "ReportBatch"]
 
@@ -79,7 +79,8 @@ class SharedOutcome:
 class ReportBatch:
     """The reports of consecutive records: each entry a finished
     :class:`~gpuclass.audit.report.ServerReport`, or ``(row, source, server, outcome,
-    extra)`` for a record with no problem of its own, whose report is made on first use."""
+    record)`` for a record (its mapping) with no problem of its own, whose report is made on
+    first use (its ``extra`` the record's :func:`~gpuclass.audit.report.passthrough` fields)."""
 
     __slots__ = ("entries", "_reports")
 
@@ -96,7 +97,8 @@ class ReportBatch:
     def reports(self) -> list[ServerReport]:
         """The batch's reports, made once."""
         if self._reports is None:
-            self._reports = [e if type(e) is not tuple else e[3].report_for(e[0], e[1], e[2], [], e[4])
+            self._reports = [e if type(e) is not tuple
+                             else e[3].report_for(e[0], e[1], e[2], [], passthrough(e[4]))
                              for e in self.entries]
         return self._reports
 
@@ -124,23 +126,20 @@ class ReportBatch:
             if type(e) is not tuple:
                 out.append(e.csv_line())
                 continue
-            row, source, server, outcome, extra = e
-            if extra:
-                cpu, price, datacenter, hourly = map(extra.get, PASSTHROUGH)
-                if cpu is None:
-                    cpu = ""
-                if price is None:
-                    price = ""
-                if datacenter is None:
-                    datacenter = ""
-                if hourly is None:
-                    hourly = ""
-                if not (type(cpu) in _PLAIN and type(price) in _PLAIN and type(datacenter) in _PLAIN
-                        and type(hourly) in _PLAIN):
-                    out.append(None)
-                    continue
-            else:
-                cpu = price = datacenter = hourly = ""
+            row, source, server, outcome, rec = e
+            cpu, price, datacenter, hourly = map(rec.get, PASSTHROUGH)
+            if cpu is None:
+                cpu = ""
+            if price is None:
+                price = ""
+            if datacenter is None:
+                datacenter = ""
+            if hourly is None:
+                hourly = ""
+            if not (type(cpu) in _PLAIN and type(price) in _PLAIN and type(datacenter) in _PLAIN
+                    and type(hourly) in _PLAIN):
+                out.append(None)
+                continue
             if server is None:
                 server = ""
             if type(row) is not int or type(source) is not str or type(server) is not str:

@@ -120,7 +120,6 @@ class TextAuditor:
                 first = ids.setdefault(server, row)
                 if first != row:
                     problems = [f"duplicate server id {server!r} (first at row {first})"]
-            extra = passthrough(rec)
             d, i, sp = rec.get("description"), rec.get("information"), rec.get("specials")
             try:  # a text seen before is taken as it is: only well-typed texts are kept
                 key: Any = (tuple(d) if type(d) is list else d, tuple(i) if type(i) is list else i,
@@ -129,8 +128,8 @@ class TextAuditor:
             except TypeError:  # an unhashable value (an object): read the long way
                 key = found = None
             if found is not None:  # the usual record: what its text says, as it says it
-                out.append((row, source, server, found, extra) if problems is None
-                           else found.report_for(row, source, server, problems, extra))
+                out.append((row, source, server, found, rec) if problems is None
+                           else found.report_for(row, source, server, problems, passthrough(rec)))
                 continue
             if problems is None:
                 problems = []
@@ -146,7 +145,7 @@ class TextAuditor:
                 problems.extend(shape[n_desc:])
             if shape or key is None:
                 key = len(out)  # its own outcome, never kept
-            todo.append((len(out), key, desc, info, specials, row, source, server, problems, extra))
+            todo.append((len(out), key, desc, info, specials, row, source, server, problems, rec))
             out.append(None)  # its place, filled in once the text is resolved
         if todo:
             self._resolve(todo, out)
@@ -174,7 +173,7 @@ class TextAuditor:
         if len(outcomes) > _KNOWN:
             outcomes.clear()
         mentions, chain = lines.__getitem__, itertools.chain.from_iterable
-        for i, key, desc, info, specials, row, source, server, problems, extra in todo:
+        for i, key, desc, info, specials, row, source, server, problems, rec in todo:
             well_typed = type(key) is tuple
             done = known.get(key) if well_typed else None  # the same text earlier in the batch
             if done is None:
@@ -190,8 +189,8 @@ class TextAuditor:
                     done = outcomes[told] = SharedOutcome(self._outcome(*told))
                 if well_typed:
                     known[key] = done
-            out[i] = ((row, source, server, done, extra) if not problems
-                      else done.report_for(row, source, server, problems, extra))
+            out[i] = ((row, source, server, done, rec) if not problems
+                      else done.report_for(row, source, server, problems, passthrough(rec)))
 
     def _outcome(self, hits: tuple[tuple[int, int, str], ...], no_description: bool,
                  gpu_special: bool) -> ServerReport:

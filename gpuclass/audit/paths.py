@@ -111,7 +111,12 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         head = _head(fh)
         inner = _less_suffix(inner)
     found = sniff(head, inner)
-    stream: IO[bytes] = io.BufferedReader(_Prefixed(head, fh), buffer_size=1 << 20)
+    stream: IO[bytes]
+    if type(fh) is io.BufferedReader and comp is None and fh.seekable():
+        fh.seek(0)  # a plain file, read again from its start: no copy of what was read
+        stream = fh
+    else:
+        stream = io.BufferedReader(_Prefixed(head, fh), buffer_size=1 << 20)
     if found == "archive" and (kind in (None, "archive") or member is None and kind == "lspci-dir"):
         if in_archive:
             ctx.skip(name, "an archive inside a collection (not read)")

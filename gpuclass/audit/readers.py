@@ -42,7 +42,7 @@ DEVICE_ALIASES = {"server": SERVER_COLUMNS, "vendor": ("vendor", "vendor_id"),
                   "class": ("class", "class_code", "class_id")}
 CHUNK_ROWS = 65536      # device-table rows classified per kernel call
 HEAD = 65536            # bytes looked at to tell a stream's kind
-_READ = 1 << 20         # bytes read at a time
+_READ = 4 << 20         # bytes read at a time (a small feed in one piece: fewer fresh pages)
 _MAX_RECORD = 64 << 20  # one feed record larger than this is malformed, not buffered on
 _SCAN = 256             # feed records the compiled scanner hands over at a time (few kept alive)
 _TOO_DEEP = "malformed JSON: nested deeper than the decoder reads"

@@ -88,8 +88,9 @@ def batches(draw):
         if draw(st.booleans()):
             entries.append(finish(draw(reports())))  # a record of its own (problems, a malformed one)
         else:
-            extra = draw(st.dictionaries(st.sampled_from(PASSTHROUGH), VALUE, max_size=4))
-            entries.append((row + 1, draw(TEXT), draw(st.none() | TEXT), draw(st.sampled_from(outcomes)), extra))
+            record = {"id": row, "description": ["GTX 1080"],  # a record: only its passthrough fields stay
+                      **draw(st.dictionaries(st.sampled_from(PASSTHROUGH), VALUE, max_size=4))}
+            entries.append((row + 1, draw(TEXT), draw(st.none() | TEXT), draw(st.sampled_from(outcomes)), record))
     return ReportBatch(entries)
 
 

@@ -65,10 +65,15 @@ def _counts(compiled: Any) -> list[str]:
     return [c for c in _columns(compiled) if c not in ("server", "gpu_capable", "problems")]
 
 
+# counts are int32, as audit_table has them (half the memory a partition's frame takes);
+# a server's rows, int64
+_WIDE = ("rows",)
+
+
 def _meta(compiled: Any, server_dtype: Any):
     import pandas as pd
 
-    cols = {c: pd.Series(dtype="int64") for c in _columns(compiled)}
+    cols = {c: pd.Series(dtype="int64" if c in _WIDE else "int32") for c in _columns(compiled)}
     cols["server"] = pd.Series(dtype=server_dtype)
     cols["gpu_capable"] = pd.Series(dtype="bool")
     cols["problems"] = pd.Series(dtype=pd.StringDtype("pyarrow"))
@@ -103,11 +108,13 @@ def _audit(part: Any, compiled: Any, server_column: str | None, number: int):
 
     result = audit_table(part, policy=compiled, server_column=server_column)
     t = result.table
-    counts = _counts(compiled)
-    block = np.empty((len(counts), len(t)), np.int64)  # one pandas block, written once
-    for i, c in enumerate(counts):
+    narrow = [c for c in _counts(compiled) if c not in _WIDE]
+    block = np.empty((len(narrow), len(t)), np.int32)  # one pandas block, written once
+    for i, c in enumerate(narrow):
         block[i] = t[c].to_numpy()
-    frame = pd.DataFrame(block.T, columns=counts, copy=False)
+    frame = pd.DataFrame(block.T, columns=narrow, copy=False)
+    for c in _WIDE:  # after the counts, as in result_columns
+        frame[c] = t[c].to_numpy()
     server = t["server"].to_pandas()
     want = _server_dtype(part, server_column)
     frame.insert(0, "server", server if server.dtype == want else server.astype(want))
@@ -202,7 +209,7 @@ def _merge(pieces: list[Any], compiled: Any):
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     out: dict[str, Any] = {"server": frame["server"].take(order[starts]).reset_index(drop=True)}
     for c in _counts(compiled):
-        out[c] = np.add.reduceat(frame[c].to_numpy(np.int64)[order], starts)
+        out[c] = np.add.reduceat(frame[c].to_numpy(np.int64)[order], starts).astype(frame[c].dtype)
     out["gpu_capable"] = out["supported_cards"] > 0
     texts = pa.array(frame["problems"])
     if isinstance(texts, pa.ChunkedArray):

@@ -128,9 +128,12 @@ def audit_batches(batches: Any, fields: dict[str, str | None], compiled: Any, fi
         empty = np.empty(0, np.int64)
         return Runs(pa.array([], pa.string()), empty, empty, np.empty((0, C.ROLLUP_COLUMNS), np.int32),
                     np.empty((0, n_cards), np.int32), [], empty, empty)
-    return Runs(pa.concat_arrays(keys), np.concatenate(first), np.concatenate(rows),
-                np.concatenate(totals), np.concatenate(counts), problems,
-                np.concatenate(uns_run).astype(np.int64), np.concatenate(uns_ids))
+    def joined(parts: list[np.ndarray]) -> np.ndarray:  # one batch's arrays as they are
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    return Runs(pa.concat_arrays(keys) if len(keys) > 1 else keys[0], joined(first), joined(rows),
+                joined(totals), joined(counts), problems,
+                joined(uns_run).astype(np.int64, copy=False), joined(uns_ids))
 
 
 def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
@@ -287,10 +290,10 @@ def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel:
         "unsupported_gpus": pa.array(totals[:, C.R_UNSUPPORTED]),
     }
     for ci, cid in enumerate(compiled.card_ids):
-        columns[cid] = pa.array(np.ascontiguousarray(counts[:, ci]))
+        columns[cid] = pa.array(counts[:, ci])
     columns["invalid_rows"] = pa.array(totals[:, C.R_INVALID])
-    columns["rows"] = pa.array(rows.astype(np.int64))
-    columns["first_row"] = pa.array(first.astype(np.int64))
+    columns["rows"] = pa.array(rows.astype(np.int64, copy=False))
+    columns["first_row"] = pa.array(first.astype(np.int64, copy=False))
     columns["problems"] = _problem_column(problems, n_groups)
     return AuditTable(pa.table(columns), compiled, problems, group[runs.unsupported_run],
                       runs.unsupported_ids, source, db)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .report import PASSTHROUGH, AuditSummary, ServerReport, finish, passthrough
+from .report import AuditSummary, ServerReport, finish, passthrough, passthrough_cells, unquoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     Entry = Union[ServerReport, tuple[int, str, "str | None", "SharedOutcome", "dict[str, Any]"]]
 
 __all__ = ["SharedOutcome", "ReportBatch"]
-
-_PLAIN = frozenset((str, int, float, bool))  # written as f-strings write them (repr for a float)
 
 
 class SharedOutcome:
@@ -127,19 +125,11 @@ class ReportBatch:
                 out.append(e.csv_line())
                 continue
             row, source, server, outcome, rec = e
-            cpu, price, datacenter, hourly = map(rec.get, PASSTHROUGH)
-            if cpu is None:
-                cpu = ""
-            if price is None:
-                price = ""
-            if datacenter is None:
-                datacenter = ""
-            if hourly is None:
-                hourly = ""
-            if not (type(cpu) in _PLAIN and type(price) in _PLAIN and type(datacenter) in _PLAIN
-                    and type(hourly) in _PLAIN):
+            cells = passthrough_cells(rec.get)
+            if cells is None:
                 out.append(None)
                 continue
+            cpu, price, datacenter, hourly = cells
             if server is None:
                 server = ""
             if type(row) is not int or type(source) is not str or type(server) is not str:
@@ -147,8 +137,7 @@ class ReportBatch:
                 continue
             head = f"{row},{source},{server},"
             tail = f",{cpu},{price},{datacenter},{hourly}\n"
-            own = head + tail  # the record's own cells: quoted by the csv module where needed
-            if own.count(",") != 7 or '"' in own or "\r" in own or own.find("\n") != len(own) - 1:
+            if not unquoted(head + tail, 7):  # the record's own cells: quoted by the csv module
                 out.append(None)
                 continue
             out.append(head + outcome.cells() + tail)

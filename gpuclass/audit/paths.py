@@ -65,7 +65,9 @@ class _Prefixed(io.RawIOBase):
             b[:n] = self.head[:n]
             self.head = self.head[n:]
             return n
-        data = self.rest.read(len(b))
+        if isinstance(self.rest, io.IOBase):  # straight into the caller's buffer: no copy
+            return self.rest.readinto(b) or 0
+        data = self.rest.read(len(b))  # a wrapper that counts what is read (progress)
         b[:len(data)] = data
         return len(data)
 
@@ -111,12 +113,7 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         head = _head(fh)
         inner = _less_suffix(inner)
     found = sniff(head, inner)
-    stream: IO[bytes]
-    if type(fh) is io.BufferedReader and comp is None and fh.seekable():
-        fh.seek(0)  # a plain file, read again from its start: no copy of what was read
-        stream = fh
-    else:
-        stream = io.BufferedReader(_Prefixed(head, fh), buffer_size=1 << 20)
+    stream: IO[bytes] = io.BufferedReader(_Prefixed(head, fh), buffer_size=1 << 20)
     if found == "archive" and (kind in (None, "archive") or member is None and kind == "lspci-dir"):
         if in_archive:
             ctx.skip(name, "an archive inside a collection (not read)")
@@ -145,9 +142,8 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         data = stream.read(_MEMBER_LIMIT + 1)
         if len(data) > _MEMBER_LIMIT:
             raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for one dump)")
-        from .dumps import audit_lspci_dumps
-
         from .archives import server_name
+        from .dumps import audit_lspci_dumps
 
         server = server_name(inner)
         yield from audit_lspci_dumps([(server, data)], policy=ctx.policy, source=name)

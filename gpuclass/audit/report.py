@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-__all__ = ["ServerReport", "AuditSummary", "CSV_COLUMNS", "PASSTHROUGH", "passthrough", "finish", "card_entries",
-           "unsupported_entries"]
+__all__ = ["ServerReport", "AuditSummary", "CSV_COLUMNS", "PASSTHROUGH", "passthrough", "passthrough_cells",
+           "unquoted", "finish", "card_entries", "unsupported_entries"]
 
 CSV_COLUMNS = ("row", "source", "server", "gpu_capable", "cards", "supported_cards", "slices",
                "unsupported", "unsupported_gpus", "reason", "problems", "rows",
@@ -121,26 +121,14 @@ class ServerReport:
                 and type(n_unsupported) is int and type(rows) is int and type(server) is str
                 and type(self.source) is str and type(self.reason) is str and type(self.gpu_capable) is bool):
             return None
-        extra = self.extra
-        if extra:
-            cells = []
-            for v in map(extra.get, PASSTHROUGH):
-                kind = type(v)
-                if kind is str or kind is float or kind is int or kind is bool:
-                    cells.append(v)  # written as the csv module writes them (repr for a float)
-                elif v is None:
-                    cells.append("")
-                else:
-                    return None
-            cpu, price, datacenter, hourly = cells
-        else:
-            cpu = price = datacenter = hourly = ""
+        cells = passthrough_cells(self.extra.get) if self.extra else _NO_CELLS
+        if cells is None:
+            return None
+        cpu, price, datacenter, hourly = cells
         cards, unsupported, problems = self._joined()
         line = (f"{row},{self.source},{server},{self.gpu_capable},{cards},{supported},{slices},{unsupported},"
                 f"{n_unsupported},{self.reason},{problems},{rows},{cpu},{price},{datacenter},{hourly}\n")
-        if line.count(",") != _COMMAS or '"' in line or "\r" in line or line.find("\n") != len(line) - 1:
-            return None
-        return line
+        return line if unquoted(line, _COMMAS) else None
 
     def _joined(self) -> tuple[str, str, str]:
         """The list cells: cards (``card xN``), unsupported GPUs and problems, ``; ``-joined."""
@@ -162,7 +150,26 @@ def passthrough(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 _NO_EXTRA = (None,) * len(PASSTHROUGH)
+_NO_CELLS = ("",) * len(PASSTHROUGH)
 _COMMAS = len(CSV_COLUMNS) - 1
+_PLAIN = frozenset((str, int, float, bool))  # written by an f-string as the csv module writes them
+
+
+def passthrough_cells(get: Any) -> tuple[Any, ...] | None:
+    """The ``PASSTHROUGH`` values (``get``: the record's or the extra's ``get``) as an
+    f-string writes them into a CSV line: None as nothing, text and numbers as they are
+    (repr for a float, as the csv module); None where one is of another type."""
+    values = tuple("" if v is None else v for v in map(get, PASSTHROUGH))
+    for v in values:
+        if type(v) not in _PLAIN:
+            return None
+    return values
+
+
+def unquoted(line: str, commas: int) -> bool:
+    """Whether the csv module writes the cells of ``line`` (``commas`` commas apart, one
+    closing newline) as they are: no cell holds a comma, a quote or a line break."""
+    return line.count(",") == commas and '"' not in line and "\r" not in line and line.find("\n") == len(line) - 1
 _SCALARS = frozenset((str, int, float, bool))
 
 

@@ -28,8 +28,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT,
-                      VARIANT_MARK, Entry)
+from .entries import (
+    ABSENT_MARK,
+    AMBIGUOUS_TEXT,
+    EDITIONS_TEXT,
+    KIND_NAMES,
+    SUPPORTED_TEXT,
+    UNSUPPORTED_TEXT,
+    VARIANT_MARK,
+    Entry,
+)
 from .names import MODEL, gpu_like, marketing_names, product_like
 from .normalize import drop_memory, name_words, split_tokens, variants
 

@@ -53,9 +53,8 @@ else:
     from ..lazy import NamedTuple
 
 from ..errors import InputError
-from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT,
-                      Entry)
 from .clauses import refine
+from .entries import ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry
 from .normalize import RS, normalize_bytes
 from .quantity import MEMORY_TOKENS, quantity
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ._native import core, key_column
-from .audit.columnar import audit_table, result_columns
+from .audit.columnar import audit_table, int32_columns, result_columns
 from .audit.readers import DEVICE_FIELDS
 from .audit.tables import device_columns
 from .errors import InputError
@@ -108,11 +108,10 @@ def _audit(part: Any, compiled: Any, server_column: str | None, number: int):
 
     result = audit_table(part, policy=compiled, server_column=server_column)
     t = result.table
-    narrow = [c for c in _counts(compiled) if c not in _WIDE]
-    block = np.empty((len(narrow), len(t)), np.int32)  # one pandas block, written once
-    for i, c in enumerate(narrow):
-        block[i] = t[c].to_numpy()
-    frame = pd.DataFrame(block.T, columns=narrow, copy=False)
+    # the audit's int32 block becomes the frame's, without a copy (only the frame and the
+    # server column are read from here on)
+    frame = pd.DataFrame(result.int32_block(writeable=True).T, columns=int32_columns(compiled),
+                         copy=False)
     for c in _WIDE:  # after the counts, as in result_columns
         frame[c] = t[c].to_numpy()
     server = t["server"].to_pandas()

@@ -35,8 +35,8 @@ from .readers import DEVICE_FIELDS
 from .report import ServerReport, card_entries, finish, unsupported_entries
 from .tables import device_columns
 
-__all__ = ["AuditTable", "audit_table", "result_columns", "Runs", "audit_batches", "group_runs",
-           "build_result", "field_columns", "unsupported_text"]
+__all__ = ["AuditTable", "audit_table", "result_columns", "int32_columns", "Runs", "audit_batches",
+           "group_runs", "build_result", "field_columns", "unsupported_text"]
 
 # the ID columns in the order the core takes them
 _ID_FIELDS = ("vendor", "device", "class", "subvendor", "subdevice")
@@ -44,8 +44,13 @@ _ID_FIELDS = ("vendor", "device", "class", "subvendor", "subdevice")
 
 def result_columns(compiled: Any) -> list[str]:
     """The columns of an audit's per-server table, in order."""
-    return ["server", "gpu_capable", "supported_cards", "slices", "unsupported_gpus",
-            *compiled.card_ids, "invalid_rows", "rows", "first_row", "problems"]
+    return ["server", "gpu_capable", *int32_columns(compiled), "rows", "first_row", "problems"]
+
+
+def int32_columns(compiled: Any) -> list[str]:
+    """The int32 columns of an audit's per-server table (adjacent, in this order): the
+    counts a merge of two audits adds up, with ``rows``."""
+    return ["supported_cards", "slices", "unsupported_gpus", *compiled.card_ids, "invalid_rows"]
 
 
 class Runs(NamedTuple):
@@ -111,7 +116,7 @@ def audit_batches(batches: Any, fields: dict[str, str | None], compiled: Any, fi
         if runs.nameless.any():  # blank names are no names
             heads = pc.if_else(pa.array(runs.nameless), pa.scalar(None, heads.type), heads)
         keys.append(heads)
-        first.append(starts[:-1] + base)
+        first.append(starts[:-1] + base if base else starts[:-1])
         rows.append(np.diff(starts))
         totals.append(runs.totals)
         counts.append(runs.counts)
@@ -146,7 +151,8 @@ def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     keys = runs.keys
     if n < 2 or (keys.null_count == 0
                  and pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py()):
-        return np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)  # sorted by server
+        ident = np.arange(n, dtype=np.int64)  # sorted by server: each run is its group
+        return ident, ident
     # dictionary indices count the distinct keys in order of first appearance
     idx = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False)
     null = np.asarray(keys.is_null(), dtype=bool) if keys.null_count else np.zeros(n, dtype=bool)
@@ -177,13 +183,16 @@ class AuditTable:
 
     def __init__(self, table: Any, compiled: Any, problems: dict[int, list[str]],
                  unsupported_group: np.ndarray, unsupported_ids: np.ndarray, source: str,
-                 db: Any = None) -> None:
+                 db: Any = None, block: np.ndarray | None = None) -> None:
         self.table = table
+        self._block = block
         self.compiled = compiled
         self._problems = problems
-        order = np.argsort(unsupported_group, kind="stable")
-        self._uns_group = unsupported_group[order]
-        self._uns_ids = unsupported_ids[order]
+        if len(unsupported_group) > 1 and (unsupported_group[1:] < unsupported_group[:-1]).any():
+            order = np.argsort(unsupported_group, kind="stable")
+            unsupported_group, unsupported_ids = unsupported_group[order], unsupported_ids[order]
+        self._uns_group = unsupported_group  # sorted by group (row order within one)
+        self._uns_ids = unsupported_ids
         self.source = source
         self._db = db
         self._labels: dict[int, str] = {}
@@ -196,6 +205,26 @@ class AuditTable:
 
     def to_pandas(self):
         return self.table.to_pandas()
+
+    def int32_block(self, writeable: bool = False) -> np.ndarray:
+        """The columns of :func:`int32_columns` as one ``(columns, servers)`` int32 array: the
+        memory :attr:`table`'s columns use (no copy), for a pandas frame's block.  Read-only,
+        unless ``writeable``: a caller done with :attr:`table` takes the memory over (a write
+        would show through the table's columns).
+
+        >>> import pyarrow as pa
+        >>> r = audit_table(pa.table({"server": ["a"], "vendor": ["10de"], "device": ["27b0"],
+        ...                           "class": ["0300"]}))
+        >>> dict(zip(int32_columns(r.compiled), r.int32_block()[:, 0].tolist()))["slices"]
+        4
+        """
+        if self._block is None:  # a table made elsewhere: its columns stacked
+            self._block = np.stack([self.table[c].to_numpy() for c in int32_columns(self.compiled)])
+        if writeable:
+            return self._block
+        view = self._block.view()
+        view.flags.writeable = False
+        return view
 
     def problems_by_server(self) -> dict[int, list[str]]:
         """The problems of each server that has any, by its row in :attr:`table`."""
@@ -281,22 +310,27 @@ def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel:
         problems.setdefault(g, []).append(note)
     for run, row, text in runs.problems:
         problems.setdefault(int(group[run]), []).append(f"row {row + 1}: {text}")
-    cards = totals[:, C.R_CARDS]
-    columns = {
-        "server": runs.keys.take(pa.array(first_run)),
-        "gpu_capable": pa.array(cards > 0),
-        "supported_cards": pa.array(cards),
-        "slices": pa.array(totals[:, C.R_SLICES]),
-        "unsupported_gpus": pa.array(totals[:, C.R_UNSUPPORTED]),
-    }
-    for ci, cid in enumerate(compiled.card_ids):
-        columns[cid] = pa.array(counts[:, ci])
-    columns["invalid_rows"] = pa.array(totals[:, C.R_INVALID])
+    # the int32 columns written once, into one block that the Arrow columns share (and
+    # a pandas frame may take as its block: gpuclass.dask)
+    names = int32_columns(compiled)
+    block = np.empty((len(names), n_groups), np.int32)
+    block[0] = totals[:, C.R_CARDS]
+    block[1] = totals[:, C.R_SLICES]
+    block[2] = totals[:, C.R_UNSUPPORTED]
+    block[3:-1] = counts.T
+    block[-1] = totals[:, C.R_INVALID]
+    # every run its own group (groups come in order of first appearance): nothing moves
+    identity = n_groups == len(runs.first)
+    columns = {"server": runs.keys if identity else runs.keys.take(pa.array(first_run)),
+               "gpu_capable": pa.array(block[0] > 0)}
+    for name, values in zip(names, block):
+        columns[name] = pa.array(values)
     columns["rows"] = pa.array(rows.astype(np.int64, copy=False))
     columns["first_row"] = pa.array(first.astype(np.int64, copy=False))
     columns["problems"] = _problem_column(problems, n_groups)
-    return AuditTable(pa.table(columns), compiled, problems, group[runs.unsupported_run],
-                      runs.unsupported_ids, source, db)
+    return AuditTable(pa.table(columns), compiled, problems,
+                      runs.unsupported_run if identity else group[runs.unsupported_run],
+                      runs.unsupported_ids, source, db, block)
 
 
 def _problem_column(problems: dict[int, list[str]], n: int):

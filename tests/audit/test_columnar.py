@@ -13,7 +13,7 @@ pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")
 
 from gpuclass.audit import audit_device_rows  # noqa: E402
-from gpuclass.audit.columnar import audit_table, result_columns  # noqa: E402
+from gpuclass.audit.columnar import audit_table, int32_columns, result_columns  # noqa: E402
 from gpuclass.errors import InputError  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
@@ -109,6 +109,27 @@ def test_nulls_floats_and_dictionaries_are_read_as_users_have_them():
     rows = audit_table(t).table.to_pydict()
     assert rows["server"] == ["a", None] and rows["supported_cards"] == [1, 0]
     assert rows["problems"] == ["row 2: vendor missing", "row has no server name; row 3: device '1.5' is not a hex ID"]
+
+
+@pytest.mark.parametrize("unsorted", [False, True])
+def test_the_int32_columns_are_one_block_shared_with_the_table(unsorted):
+    """The counts are written once: the Arrow columns and int32_block() are one memory,
+    read-only unless a caller done with the table takes it over."""
+    rows = ROWS[::-1] if unsorted else ROWS
+    result = audit_table(_table(rows))
+    names = int32_columns(result.compiled)
+    block = result.int32_block()
+    assert block.shape == (len(names), len(result)) and block.dtype == np.int32
+    assert not block.flags.writeable
+    for name, values in zip(names, block):
+        column = result.table[name].to_numpy()
+        assert np.shares_memory(column, block) and column.tolist() == values.tolist()
+    with pytest.raises(ValueError):
+        block[0, 0] = 1
+    mine = result.int32_block(writeable=True)
+    mine[1] += 100  # taken over: the table's column shows it
+    assert result.table["slices"].to_numpy().tolist() == (block[1]).tolist()
+    assert min(block[1]) >= 100
 
 
 @pytest.mark.parametrize("seed", range(25))

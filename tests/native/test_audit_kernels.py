@@ -128,6 +128,36 @@ def test_bad_arguments_are_typed_errors(core):
         core.audit_rows(TABLES, ok[:1] + [broken] + ok[2:], 7)
 
 
+@pytest.mark.parametrize("at", [1, A._SLICE - 1, A._SLICE, A._SLICE + 1, 2 * A._SLICE, 2 * A._SLICE + 2])
+def test_offsets_that_go_back_anywhere_are_refused(core, at):
+    """The offsets are checked a slice at a time: a step back at a slice's edge counts."""
+    n = 2 * A._SLICE + 2
+    good = np.arange(n + 1, dtype=np.int32)
+    data = np.zeros(n + 1, np.uint8)
+    ok = A.Column(A.STR32, n, data, good, None, None, 0)
+    assert A._nondecreasing(good)
+    back = good.copy()
+    back[at] = back[at - 1] - 1 if back[at - 1] else 0
+    back[at - 1] = max(back[at - 1], 1)
+    assert not A._nondecreasing(back) and bool((back[1:] < back[:-1]).any())
+    cols = [ok] * 6
+    for field in (0, 2):  # the server and an ID column
+        bad = cols[:field] + [ok._replace(offsets=back)] + cols[field + 1:]
+        with pytest.raises(InputError, match="string buffers"):
+            core.audit_rows(TABLES, bad, 7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=0, max_size=300), st.integers(1, 8))
+def test_nondecreasing_agrees_with_the_whole_column_check(values, step):
+    a = np.array(values, dtype=np.int64)
+    old, A._SLICE = A._SLICE, step  # small slices: every edge case within a short array
+    try:
+        assert A._nondecreasing(a) == (len(a) < 2 or not bool((a[1:] < a[:-1]).any()))
+    finally:
+        A._SLICE = old
+
+
 def test_merge_runs_follows_the_rollup(core):
     """Merging runs gives what rolling the rows up per server at once gives."""
     rng = np.random.default_rng(3)

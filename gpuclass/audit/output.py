@@ -166,13 +166,11 @@ def _add_table(summary: AuditSummary, result: Any) -> None:
 
 
 def _write_parquet(pieces: Iterator[Any], out: Any, policy: Any, summary: AuditSummary) -> None:
-    import pyarrow.parquet as pq
-
     from ..policy import compile_policy
-    from .stream import output_schema, output_table, reports_table
+    from .stream import output_schema, output_table, parquet_writer, reports_table
 
     compiled = compile_policy(policy)
-    writer = pq.ParquetWriter(out, output_schema(compiled))
+    writer = parquet_writer(out, output_schema(compiled))
     held: list[ServerReport] = []
     try:
         for item in pieces:

@@ -36,8 +36,8 @@ from .._native import core, key_column
 from ..policy import compile_policy
 from .columnar import AuditTable, Runs, audit_batches, build_result, field_columns, result_columns
 
-__all__ = ["iter_audit", "prefetch", "audit_parquet", "write_parquet", "result_schema", "output_schema",
-           "output_table", "reports_table", "PARQUET_COLUMNS", "CHUNK_ROWS"]
+__all__ = ["iter_audit", "prefetch", "audit_parquet", "write_parquet", "parquet_writer", "result_schema",
+           "output_schema", "output_table", "reports_table", "PARQUET_COLUMNS", "CHUNK_ROWS"]
 
 CHUNK_ROWS = 1 << 20    # rows audited at a time: large enough that per-chunk work is noise
 
@@ -262,13 +262,23 @@ def audit_parquet(path: str | os.PathLike, *, policy: Any = None, server_column:
                       server_column=server_column, source=name, db=db, chunk_rows=chunk_rows)
 
 
+# a server's own row number and name: a dictionary of these would be as long as the column
+_DISTINCT = ("row", "first_row", "server")
+
+
+def parquet_writer(out: Any, schema: Any):
+    """A ParquetWriter for an audit's per-server rows: dictionary-encoded columns where values
+    repeat (counts, texts), plain where each server has its own (a quarter less time writing)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetWriter(out, schema, use_dictionary=[n for n in schema.names if n not in _DISTINCT])
+
+
 def write_parquet(results: Iterable[AuditTable], out: str | os.PathLike, *, policy: Any = None,
                   server_type: Any = None) -> int:
     """Write the per-server rows of ``results`` to a Parquet file as they come (one row
     group per chunk); returns the number of servers written.  An empty stream writes a
     file with the schema and no rows."""
-    import pyarrow.parquet as pq
-
     writer = None
     total = 0
     try:
@@ -276,11 +286,11 @@ def write_parquet(results: Iterable[AuditTable], out: str | os.PathLike, *, poli
             table = result.table
             if writer is None:
                 schema = result_schema(result.compiled, table.schema.field("server").type)
-                writer = pq.ParquetWriter(out, schema)
+                writer = parquet_writer(out, schema)
             writer.write_table(table.cast(writer.schema))
             total += table.num_rows
         if writer is None:
-            writer = pq.ParquetWriter(out, result_schema(compile_policy(policy), server_type))
+            writer = parquet_writer(out, result_schema(compile_policy(policy), server_type))
     finally:
         if writer is not None:
             writer.close()

@@ -81,6 +81,27 @@ def test_parquet_out_equals_the_in_memory_table(tmp_path):
     assert pq.read_table(out).equals(audit_table(_table(rows)).table.cast(result_schema(compile_policy())))
 
 
+def _encodings(path, column):
+    md = pq.ParquetFile(path).metadata
+    names = md.schema.to_arrow_schema().names
+    return {e for g in range(md.num_row_groups) for e in md.row_group(g).column(names.index(column)).encodings}
+
+
+def test_written_columns_are_dictionary_encoded_where_values_repeat(tmp_path):
+    """A server's own name and row number are written plain (a dictionary of them would be
+    as long as the column); counts and texts, whose values repeat, as a dictionary."""
+    rows = _rows(random.Random(3), [f"srv-{k:04d}" for k in range(2000)], repeats=False)
+    path = tmp_path / "devices.parquet"
+    pq.write_table(_table(rows), path)
+    out = tmp_path / "servers.parquet"
+    write_parquet(audit_parquet(path), out)
+    for column in ("server", "first_row"):
+        assert not any("DICTIONARY" in e for e in _encodings(out, column)), column
+    for column in ("slices", "rtx-6000-ada", "problems"):
+        assert any("DICTIONARY" in e for e in _encodings(out, column)), column
+    assert pq.read_table(out).equals(audit_table(_table(rows)).table.cast(result_schema(compile_policy())))
+
+
 def test_servers_coming_back_are_flagged_not_merged():
     rows = [("a", "10de", "27b0", "", "", "0300"), ("b", "10de", "27b0", "", "", "0300"),
             ("a", "10de", "2bb5", "", "", "0302"), ("a", "10de", "2bb5", "", "", "0302")]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from audit_samples import AUCTION, LSPCI
 from helpers import run
 
@@ -52,3 +54,41 @@ def test_audit_errors(tmp_path):
     assert proc.returncode == 2 and "text column" in proc.stderr
     proc = run("audit", str(p), "--format", "xml")
     assert proc.returncode == 2
+
+
+_CONSOLE = """import sys
+{first}
+from gpuclass.cli import console
+sys.argv = ["gpuclass", "audit", *sys.argv[1:]]
+code = console()
+print(code, "pandas" in sys.modules and sys.modules["pandas"] is not None)
+"""
+
+
+def test_the_command_audits_parquet_without_pandas_and_answers_alike(tmp_path):
+    """pyarrow would import pandas (0.2 s) to ask whether objects are pandas ones: the
+    command's process does without it, with the same output as a process that has it
+    loaded already (as a user's own process may)."""
+    import subprocess
+    import sys
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pytest.importorskip("pandas")
+    from helpers import outside_tree
+
+    rows = {"server": ["a", "a", "b", "c", "c"], "vendor": ["10de", "10de", "10de", "8086", "zz"],
+            "device": ["27b0", "22bc", "1e30", "1533", "1"], "class": ["0300", "0403", "0300", "0200", "0300"]}
+    src = tmp_path / "devices.parquet"
+    pq.write_table(pa.table(rows), src)
+    outs = {}
+    for first in ("", "import pandas"):
+        out = tmp_path / f"servers{len(first)}.{{}}"
+        for fmt in ("parquet", "csv"):
+            proc = subprocess.run([sys.executable, "-c", _CONSOLE.format(first=first), str(src), "-o",
+                                   str(out).format(fmt)], capture_output=True, text=True, cwd=outside_tree(),
+                                  timeout=120)
+            assert proc.stdout.split() == ["1", "True" if first else "False"], proc.stderr
+        outs[first] = (pq.read_table(str(out).format("parquet")), (tmp_path / str(out).format("csv")).read_text())
+    assert outs[""][0].equals(outs["import pandas"][0]) and outs[""][1] == outs["import pandas"][1]
+    assert outs[""][0]["slices"].to_pylist() == [4, 0, 0]

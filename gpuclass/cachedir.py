@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     _P = TypeVar("_P", str, os.PathLike)
 
 __all__ = ["ENV_CACHE_DIR", "cache_dir", "make_cache_dir", "trust_problem", "private_file", "replacing",
-           "write_atomic"]
+           "write_atomic", "prune"]
 
 ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
 
@@ -151,3 +151,47 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through :func:`replacing`."""
     with replacing(path) as fh:
         fh.write(data)
+
+
+def prune(folder: str | os.PathLike, prefix: str, suffix: str, keep: int,
+          spare: str | os.PathLike | None = None) -> list[str]:
+    """Remove all but the ``keep`` newest entries of ``folder`` named ``prefix...suffix``
+    (by modification time; links by their own), never ``spare``, and only entries this
+    user owns; a link whose target is gone goes first.  Best effort: an entry that cannot
+    be removed stays.  Returns the paths removed.
+
+    A cache keyed by what it is made of gets a new file for every new key (a reinstall, a
+    changed pci.ids or policy) and would otherwise keep every old one.  A reader that loses
+    a file it was about to open rebuilds it, as for any missing cache file.
+    """
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    spare_name = None if spare is None else os.path.basename(os.fspath(spare))
+    found = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(suffix)) or name == spare_name:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if uid is not None and st.st_uid != uid:
+            continue
+        dangling = stat.S_ISLNK(st.st_mode) and not os.path.exists(entry.path)
+        found.append((not dangling, st.st_mtime_ns, entry.path))
+    found.sort(reverse=True)  # live links and files first, newest first; dangling links last
+    keep -= spare_name is not None
+    removed = []
+    for i, (live, _, path) in enumerate(found):
+        if live and i < keep:
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
+    return removed

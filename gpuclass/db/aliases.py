@@ -1,4 +1,4 @@
-"""The cache directory's housekeeping: aliases by file identity, and temp files of dead writers.
+"""The cache directory's housekeeping: aliases by file identity, temp files of dead writers, old files.
 
 An alias ``stat-<hash>.gpcdb`` is a symlink named by a pci.ids file's identity
 (path, inode, size, times) to the content-keyed cache file ``pciids-<hash>.gpcdb``
@@ -17,7 +17,8 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["stat_alias", "alias_target", "link_alias", "sweep_temps", "STALE_TEMP_SECONDS"]
+__all__ = ["stat_alias", "alias_target", "link_alias", "sweep_temps", "retire_old", "STALE_TEMP_SECONDS",
+           "DATABASES_KEPT", "ALIASES_KEPT"]
 
 
 def stat_alias(cdir: Path, src: Path) -> Path | None:
@@ -53,6 +54,23 @@ def sweep_temps(cdir: Path) -> None:
                     os.unlink(entry.path)
             except OSError:
                 pass
+
+
+# Compiled databases kept (about 2 MB each: the bundled pci.ids, the system's, the ones
+# before an update) and aliases (one per pci.ids file as it was on disk: a reinstall
+# makes a new one); a new one retires the oldest, and an alias whose file is gone goes.
+DATABASES_KEPT = 4
+ALIASES_KEPT = 16
+
+
+def retire_old(cdir: Path, cache: Path | None = None, alias: Path | None = None) -> None:
+    """After ``cache`` (a compiled database) or ``alias`` was written: remove all but the
+    newest databases and aliases (best effort; see :func:`gpuclass.cachedir.prune`)."""
+    from ..cachedir import prune
+
+    if cache is not None:
+        prune(cdir, "pciids-", ".gpcdb", DATABASES_KEPT, spare=cache)
+    prune(cdir, "stat-", ".gpcdb", ALIASES_KEPT, spare=alias)
 
 
 _TARGET = re.compile(r"pciids-[0-9a-f]{32}\.gpcdb")

@@ -41,7 +41,7 @@ import numpy as np
 from .._native import TABLES, core
 from ..errors import CacheError, InputError, PciIdsError, SkippedLine
 from ..inputs import input_name, is_stdin
-from .aliases import alias_target, link_alias, stat_alias, sweep_temps
+from .aliases import alias_target, link_alias, retire_old, stat_alias, sweep_temps
 from .cache import ARRAYS, EagerArrays, cache_dir, make_cache_dir, read_cache, trust_problem, write_cache
 from .locate import header_info, read_pci_ids, resolve_path
 from .vector import VectorLookups, class_fallback, ide_progif
@@ -184,7 +184,7 @@ class PciDatabase(VectorLookups):
         data = read_pci_ids(src)
         digest = hashlib.sha256(data).hexdigest()
         cpath = cdir / f"pciids-{digest[:32]}.gpcdb"
-        db = None
+        db = written = None
         if os.path.lexists(cpath):
             try:
                 db = cls.load_compiled(cpath, expect_sha256=digest, verify=True, trusted=True)
@@ -194,13 +194,14 @@ class PciDatabase(VectorLookups):
             db = cls.from_bytes(data, strict=strict, source=name)
             db._sha256 = digest
             try:
-                db.save_compiled(cpath)
+                written = db.save_compiled(cpath)
             except (OSError, CacheError):
                 return db  # read-only or full cache directory: parsing again next time is fine
             sweep_temps(cdir)
         db.source = name
         if alias is not None:
             link_alias(alias, cpath)
+        retire_old(cdir, written, alias)  # the newest databases and aliases stay
         return db
 
     # -- compiled cache --------------------------------------------------------------

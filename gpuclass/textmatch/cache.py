@@ -16,7 +16,7 @@ it is read only under the cache's trust rules (:func:`gpuclass.cachedir.trust_pr
 the directory and the file owned by this user and writable by no one else), only when
 its key is the one asked for and its CRC matches; anything else is ignored and the
 matcher rebuilt.  Writing is best effort: a cache that cannot be written costs the
-build, nothing more.
+build, nothing more.  A new matcher retires all but the ``KEPT`` newest of its kind.
 """
 
 from __future__ import annotations
@@ -30,18 +30,19 @@ try:  # the unpickler itself: the pickle module around it costs a listing audit'
 except ImportError:  # pragma: no cover - an interpreter without the C pickle
     from pickle import loads as _loads
 
-from ..cachedir import cache_dir, make_cache_dir, trust_problem, write_atomic
+from ..cachedir import cache_dir, make_cache_dir, prune, trust_problem, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["matcher_key", "load_state", "save_state", "cache_path", "FORMAT", "MAGIC", "PARTS"]
+__all__ = ["matcher_key", "load_state", "save_state", "cache_path", "FORMAT", "MAGIC", "PARTS", "KEPT"]
 
 FORMAT = 2
 MAGIC = b"GPCLSTM\x02"
 PARTS = ("common", "all")  # what every listing reads; the automaton of every name
 _LEN = 4  # bytes of a length or a CRC, little-endian
+KEPT = 4  # matchers kept per part: a new key (a reinstall, a changed pci.ids or policy) retires the oldest
 # the modules whose code decides what a built matcher holds
 _BUILD_CODE = ("build.py", "entries.py", "names.py", "normalize.py", "clauses.py", "quantity.py", "matcher.py",
                "../pcinames.py")
@@ -130,4 +131,5 @@ def save_state(key: str, state: dict[str, Any], part: str = "common") -> str | N
                                      zlib.crc32(payload).to_bytes(_LEN, "little"), payload)))
     except (OSError, pickle.PicklingError):
         return None
+    prune(os.path.dirname(path), "matcher-", f"-{part}.pkl", KEPT, spare=path)
     return path

@@ -308,3 +308,42 @@ def test_compile_output_over_a_regular_file(tmp_path):
 
 def test_head_struct_is_what_the_tests_write():
     assert struct.calcsize("<8sIIQ") == C._CACHE_HEAD.size
+
+
+def test_old_databases_and_aliases_are_retired(tmp_path, monkeypatch):
+    """Each pci.ids content is a compiled file and each file identity an alias: loading more
+    than are kept leaves the newest, and no alias to a removed file."""
+    from gpuclass.db import aliases
+
+    cdir = tmp_path / "cache"
+    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(cdir))
+    n = aliases.DATABASES_KEPT + 3
+    for i in range(n):
+        ids = tmp_path / f"pci-{i}.ids"
+        ids.write_bytes(IDS + f"# update {i}\n".encode())
+        _right(PciDatabase.load(ids))
+        for name in os.listdir(cdir):  # an older load: its files a second apart
+            os.utime(cdir / name, ns=(i * 10**9, i * 10**9), follow_symlinks=False)
+    kept = sorted(cdir.glob("pciids-*.gpcdb"))
+    assert len(kept) == aliases.DATABASES_KEPT
+    links = list(cdir.glob("stat-*.gpcdb"))
+    assert all(os.path.exists(p) for p in links) and len(links) == aliases.DATABASES_KEPT
+    newest = PciDatabase.load(tmp_path / f"pci-{n - 1}.ids")
+    assert os.path.dirname(newest.cache_path) == str(cdir) and _right(newest) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="no user ids on this platform")
+def test_prune_keeps_the_newest_and_leaves_others_alone(tmp_path, monkeypatch):
+    from gpuclass.cachedir import prune
+
+    for i in range(6):
+        (tmp_path / f"k-{i}.bin").write_bytes(b"x")
+        os.utime(tmp_path / f"k-{i}.bin", ns=(i * 10**9, i * 10**9))
+    (tmp_path / "other.bin").write_bytes(b"x")          # another name: never touched
+    os.symlink("k-gone.bin", tmp_path / "k-dead.bin")   # a link to nothing: removed first
+    removed = prune(tmp_path, "k-", ".bin", 3, spare=tmp_path / "k-0.bin")
+    assert sorted(os.path.basename(p) for p in removed) == ["k-1.bin", "k-2.bin", "k-3.bin", "k-dead.bin"]
+    assert sorted(os.listdir(tmp_path)) == ["k-0.bin", "k-4.bin", "k-5.bin", "other.bin"]
+    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)  # files of another user stay
+    assert prune(tmp_path, "k-", ".bin", 0) == []
+    assert prune(tmp_path / "missing", "k-", ".bin", 0) == []

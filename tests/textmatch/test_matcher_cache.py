@@ -190,3 +190,23 @@ def _db():
     from gpuclass.db.locate import resolve_path
 
     return resolve_path(None)
+
+
+def test_old_matchers_are_retired(cache_dir):
+    """Every key gets its own files (a reinstall, a changed pci.ids or policy): a new one
+    retires all but the newest KEPT of each part; the newest is read back."""
+    states = {}
+    for i in range(C.KEPT + 3):
+        key = f"a test key {i}"
+        for part in C.PARTS:
+            assert C.save_state(key, {"i": i, "part": part}, part) is not None
+            path = C.cache_path(key, part)
+            os.utime(path, ns=(i * 10**9, i * 10**9))  # one a second, oldest first
+        states[key] = i
+    for part in C.PARTS:
+        left = sorted(p.name for p in cache_dir.glob(f"matcher-*-{part}.pkl"))
+        newest = [os.path.basename(C.cache_path(f"a test key {i}", part))
+                  for i in range(3, C.KEPT + 3)]
+        assert left == sorted(newest)
+        assert C.load_state(f"a test key {C.KEPT + 2}", part) == {"i": C.KEPT + 2, "part": part}
+        assert C.load_state("a test key 0", part) is None

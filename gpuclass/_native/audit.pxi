@@ -12,7 +12,8 @@ from libc.stdlib cimport realloc
 from gpuclass._native.contract import audit as _AU
 
 
-cdef void fill_col(AuditCol* out, object c):
+cdef void fill_col(AuditCol* out, object c, AuditCol* entries):
+    """``out`` from the Column ``c``; a DICT column's dictionary goes into ``entries``."""
     out.kind = c.kind
     out.data = <const uint8_t*> data_or_null(c.data)
     out.data_len = 0 if c.data is None else c.data.shape[0]
@@ -21,6 +22,16 @@ cdef void fill_col(AuditCol* out, object c):
     out.ints = <const int64_t*> data_or_null(c.ints)
     out.valid = <const uint8_t*> data_or_null(c.valid)
     out.voff = c.voff
+    out.index = NULL
+    out.index_size = 0
+    out.dictionary = NULL
+    out.dictionary_len = 0
+    if c.kind == COL_DICT:
+        fill_col(entries, c.dictionary, NULL)
+        out.index = data_or_null(c.index)
+        out.index_size = c.index.dtype.itemsize
+        out.dictionary = entries
+        out.dictionary_len = c.dictionary.n
 
 
 cdef void free_buffer(object capsule) noexcept:
@@ -67,9 +78,10 @@ def audit_rows(tables, columns, n_cards):
     keep = fill_ctx(&ctx, t, False)
     cdef int sub_rules = t.sub_keys.shape[0] > 0
     cdef AuditCol c_cols[6]
+    cdef AuditCol c_entries[6]  # the dictionaries of DICT columns
     cdef int k
     for k in range(6):
-        fill_col(&c_cols[k], cols[k])
+        fill_col(&c_cols[k], cols[k], &c_entries[k])
     cdef AuditOut o
     memset(&o, 0, sizeof(AuditOut))
     o.starts.item = sizeof(int64_t)
@@ -131,8 +143,8 @@ def key_hashes(column, seed):
     before: equal keys hash equal, and a match is confirmed by comparing the keys."""
     c, n_, s_ = _AU.prepare_hash_args(column, seed)
     out = np.empty(n_, dtype=np.uint64)
-    cdef AuditCol col
-    fill_col(&col, c)
+    cdef AuditCol col, entries
+    fill_col(&col, c, &entries)
     cdef int64_t n = n_
     cdef uint64_t s = s_
     cdef uint64_t* p = <uint64_t*> data_or_null(out)

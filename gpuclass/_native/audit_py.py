@@ -29,6 +29,7 @@ __all__ = ["audit_rows", "merge_runs", "key_hashes", "KeySet"]
 def _same_server(c: _AU.Column, i: int, j: int) -> bool:
     if _AU.nameless(c, i) or _AU.nameless(c, j):
         return False
+    (c, i), (_, j) = _AU._entry(c, i), _AU._entry(c, j)  # a dictionary's entries
     if c.kind == _AU.INT:
         return int(c.ints[i]) == int(c.ints[j])
     return _AU._bytes(c, i) == _AU._bytes(c, j)
@@ -105,17 +106,19 @@ def key_hashes(column, seed):
     """64-bit hashes of a key column's cells, 0 for a missing cell (see the compiled core)."""
     c, n, seed = _AU.prepare_hash_args(column, seed)
     out = np.zeros(n, dtype=np.uint64)
-    for i in range(n):
-        if _AU._null(c, i):
+    for row in range(n):
+        at = _AU._entry(c, row)  # a dictionary cell hashes as its entry
+        if at is None or _AU._null(*at):
             continue
-        if c.kind == _AU.INT:
-            out[i] = _AU.mix64(seed ^ (int(c.ints[i]) & _AU._M64))
+        e, i = at
+        if e.kind == _AU.INT:
+            out[row] = _AU.mix64(seed ^ (int(e.ints[i]) & _AU._M64))
             continue
-        b = _AU._bytes(c, i)
+        b = _AU._bytes(e, i)
         h = seed ^ ((len(b) * 0x9E3779B97F4A7C15) & _AU._M64)
         for k in range(0, len(b), 8):
             h = _AU.mix64(h ^ int.from_bytes(b[k:k + 8], "little"))
-        out[i] = h
+        out[row] = h
     return out
 
 

@@ -148,6 +148,7 @@ cdef extern from "gpuclass_audit.h":
         COL_STR32 "GPUCLASS_STR32"
         COL_STR64 "GPUCLASS_STR64"
         COL_INT "GPUCLASS_INT"
+        COL_DICT "GPUCLASS_DICT"
     ctypedef struct AuditCol "gpuclass_col":
         int kind
         const uint8_t* data
@@ -157,6 +158,10 @@ cdef extern from "gpuclass_audit.h":
         const int64_t* ints
         const uint8_t* valid
         int64_t voff
+        const void* index
+        int index_size
+        const AuditCol* dictionary
+        int64_t dictionary_len
     ctypedef struct AuditVec "gpuclass_vec":
         void* p
         int64_t n

@@ -113,6 +113,8 @@ def audit_batches(batches: Any, fields: dict[str, str | None], compiled: Any, fi
         runs = kernel.audit_rows(compiled.tables, cols, n_cards)
         starts = runs.starts
         heads = server.take(pa.array(starts[:-1]))
+        if pa.types.is_dictionary(heads.type):  # a run's server as its value
+            heads = heads.cast(heads.type.value_type)
         if runs.nameless.any():  # blank names are no names
             heads = pc.if_else(pa.array(runs.nameless), pa.scalar(None, heads.type), heads)
         keys.append(heads)

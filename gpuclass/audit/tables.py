@@ -72,13 +72,24 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise InputError("reading Parquet needs pyarrow: pip install 'gpuclass[dataframes]'") from exc
+    import pyarrow as pa
+
     where = name or str(getattr(source, "name", source))
     try:
-        pf = pq.ParquetFile(source)
-        names = pf.schema_arrow.names
+        schema = pq.ParquetFile(source).schema_arrow
+        names = schema.names
+        idx = device_columns(names, server_column)
+        # ID columns of text as dictionaries: a few distinct IDs each, read and parsed once
+        # per row group instead of once a row (the server names are as many as the servers)
+        text_ids = [names[j] for f, j in idx.items() if f != "server" and j is not None
+                    and schema.field(j).type in (pa.string(), pa.large_string())]
+        if hasattr(source, "seek"):
+            source.seek(0)
+        pf = pq.ParquetFile(source, read_dictionary=text_ids)
+    except InputError:
+        raise
     except Exception as exc:  # pyarrow raises its own error types
         raise SourceError(where, None, f"not a Parquet file: {exc}") from None
-    idx = device_columns(names, server_column)
     wanted = sorted({j for j in idx.values() if j is not None})
 
     def batches() -> Iterator[Any]:

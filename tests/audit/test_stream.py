@@ -81,6 +81,25 @@ def test_parquet_out_equals_the_in_memory_table(tmp_path):
     assert pq.read_table(out).equals(audit_table(_table(rows)).table.cast(result_schema(compile_policy())))
 
 
+def test_text_id_columns_are_read_as_dictionaries(tmp_path):
+    """A Parquet table's text ID columns come as dictionaries (each row group's few IDs
+    read and parsed once), its server names and integer IDs as they are."""
+    from gpuclass.audit.tables import parquet_batches
+
+    rows = _rows(random.Random(5), [f"srv-{k:03d}" for k in range(200)], repeats=False)
+    t = _table(rows)
+    t = t.set_column(t.schema.get_field_index("class"), "class",
+                     pa.array([0x030000 if i % 3 else None for i in range(len(rows))], pa.int64()))
+    path = tmp_path / "devices.parquet"
+    pq.write_table(t, path, row_group_size=64)
+    batches = list(parquet_batches(path, None))
+    types = {f.name: f.type for f in batches[0].schema}
+    assert types["server"] == pa.string() and types["class"] == pa.int64()
+    assert all(pa.types.is_dictionary(types[f]) for f in ("vendor", "device", "subvendor", "subdevice"))
+    got = audit_table(pa.Table.from_batches(batches)).table
+    assert got.equals(audit_table(t).table)
+
+
 def _encodings(path, column):
     md = pq.ParquetFile(path).metadata
     names = md.schema.to_arrow_schema().names

@@ -27,19 +27,55 @@ CELLS = ["10de", "27b0", "22bc", "1b80", "1b06", "2bb5", "26b1", "1e30", "8086",
 TABLES = compile_policy().tables
 
 
+INDEX_TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32()]
+
+
+@st.composite
+def dictionary_array(draw, values, value_type):
+    """``values`` (None: a missing cell) dictionary-encoded as a user's data may have them:
+    entries in any order, some repeated, unused or missing themselves; indices of any
+    integer type; a missing cell either a missing index (with anything under it) or an
+    index to a missing entry."""
+    distinct = list(dict.fromkeys(v for v in values if v is not None))
+    pool = [v for v in values if v is not None] or [None]
+    entries = distinct + draw(st.lists(st.one_of(st.none(), st.sampled_from(pool)), max_size=3))
+    entries = draw(st.permutations(entries))
+    itype = draw(st.sampled_from(INDEX_TYPES))
+    dtype = np.dtype(itype.to_pandas_dtype())
+    index = np.zeros(len(values), dtype)
+    missing = np.zeros(len(values), bool)
+    null_entries = [k for k, e in enumerate(entries) if e is None]
+    for i, v in enumerate(values):
+        where = [k for k, e in enumerate(entries) if e == v and v is not None]
+        if v is None and (not null_entries or draw(st.booleans())):
+            missing[i] = True  # anything under it: in range or not
+            index[i] = draw(st.sampled_from([0, 1, len(entries), 100, -1 if dtype.kind == "i" else 7]))
+        else:
+            index[i] = draw(st.sampled_from(where if v is not None else null_entries))
+    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if missing.any() else None
+    indices = pa.Array.from_buffers(itype, len(values), [validity, pa.py_buffer(index)],
+                                    null_count=int(missing.sum()))
+    return pa.DictionaryArray.from_arrays(indices, pa.array(entries, value_type))
+
+
 @st.composite
 def device_columns(draw):
     n = draw(st.integers(0, 120))
     servers = draw(st.lists(st.sampled_from(["a", "b", "c", "", None, "a-much-longer-server-name"]),
                             min_size=n, max_size=n))
-    cols = [pa.array(servers, pa.string())]
+    cols = [draw(dictionary_array(servers, pa.string())) if draw(st.integers(0, 3)) == 0
+            else pa.array(servers, pa.string())]
     for _ in range(5):
-        kind = draw(st.sampled_from(["str", "str", "large", "int"]))
-        if kind == "int":
+        kind = draw(st.sampled_from(["str", "str", "large", "int", "dict", "dict int"]))
+        if kind in ("int", "dict int"):
             values = draw(st.lists(st.one_of(st.none(), st.sampled_from([0x10DE, 0x27B0, 0x0300, 0x030000,
                                                                          -1, 1 << 24, 5])),
                                    min_size=n, max_size=n))
-            cols.append(pa.array(values, pa.int64()))
+            cols.append(draw(dictionary_array(values, pa.int64())) if kind == "dict int"
+                        else pa.array(values, pa.int64()))
+        elif kind == "dict":
+            values = draw(st.lists(st.sampled_from(CELLS), min_size=n, max_size=n))
+            cols.append(draw(dictionary_array(values, draw(st.sampled_from([pa.string(), pa.large_string()])))))
         else:
             values = draw(st.lists(st.sampled_from(CELLS), min_size=n, max_size=n))
             cols.append(pa.array(values, pa.large_string() if kind == "large" else pa.string()))
@@ -59,6 +95,55 @@ def test_compiled_audit_equals_twin(compiled_core, cols):
     a, b = _run(compiled_core, cols), _run(twin, cols)
     for name, x, y in zip(a._fields, a, b):
         assert x.dtype == y.dtype and np.array_equal(x, y), name
+
+
+def _decoded(col):
+    """A dictionary array as the plain array of its values (None under a missing index)."""
+    if not pa.types.is_dictionary(col.type):
+        return col
+    return pa.array(col.to_pylist(), col.type.value_type)
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(cols=device_columns())
+def test_dictionary_columns_answer_as_their_values(core, cols):
+    """A dictionary-encoded column (its entries parsed once) gives what its values give."""
+    a, b = _run(core, cols), _run(core, [_decoded(c) for c in cols])
+    for name, x, y in zip(a._fields, a, b):
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    plain = [A.column_of(_decoded(c), "x") for c in cols[1:]]
+    for c, p in zip(cols[1:], plain):
+        made = A.column_of(c, "x")
+        assert made.kind == (A.DICT if pa.types.is_dictionary(c.type) else p.kind)
+        for i in range(len(c)):
+            assert A.cell_value(made, i, 6) == A.cell_value(p, i, 6)
+            assert A.cell_text(made, i) == A.cell_text(p, i)
+
+
+def test_a_dictionary_index_outside_its_entries_is_refused(core):
+    """Under a missing cell an index may be anything (Arrow leaves it undefined); under a
+    present one it must name an entry, in both cores, whatever its slice."""
+    entries = pa.array(["10de", "8086"])
+    ok = [A.column_of(pa.array(["a", "a", "b"]), "s")] + [A.column_of(pa.array(["10de"] * 3), "x")] * 5
+    for itype, bad in [(pa.int8(), 2), (pa.int16(), -1), (pa.int64(), 1 << 40), (pa.uint32(), 5)]:
+        dtype = np.dtype(itype.to_pandas_dtype())
+        index = np.array([0, bad, 1], dtype)
+        under_null = pa.Array.from_buffers(itype, 3, [pa.py_buffer(np.packbits([1, 0, 1], bitorder="little")),
+                                                      pa.py_buffer(index)], null_count=1)
+        col = A.column_of(pa.DictionaryArray.from_arrays(under_null, entries), "vendor")
+        assert A.cell_value(col, 1, 4) == (A.CELL_MISSING, 0, 0)
+        core.audit_rows(TABLES, ok[:1] + [col] + ok[2:], 7)  # fine: the bad index is under a null
+        present = pa.Array.from_buffers(itype, 3, [None, pa.py_buffer(index)])
+        col = A.column_of(pa.DictionaryArray.from_arrays(present, entries, safe=False), "vendor")
+        with pytest.raises(InputError, match="dictionary index"):
+            core.audit_rows(TABLES, ok[:1] + [col] + ok[2:], 7)
+        with pytest.raises(InputError, match="dictionary index"):
+            core.key_hashes(col, 1)
+    long = np.zeros(2 * A._SLICE + 5, np.int32)
+    long[-1] = 9  # past the first slices
+    col = A.column_of(pa.DictionaryArray.from_arrays(pa.array(long), entries, safe=False), "x")
+    assert not A._indices_in_range(col, 2) and A._indices_in_range(col, 10)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -204,6 +289,16 @@ def test_key_hashes_tell_keys_and_seeds_apart(core):
     h = core.key_hashes(A.column_of(keys, "s"), 1)
     assert len(set(h.tolist())) == len(keys)  # no collision among these (length is mixed in)
     assert not np.array_equal(h, core.key_hashes(A.column_of(keys, "s"), 2))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), seed=st.integers(0, 2**64 - 1))
+def test_key_hashes_of_a_dictionary_are_its_values(core, data, seed):
+    values = data.draw(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "", "a-much-longer-key"])),
+                                max_size=40))
+    col = data.draw(dictionary_array(values, pa.string()))
+    got = core.key_hashes(A.column_of(col, "server"), seed)
+    assert np.array_equal(got, core.key_hashes(A.column_of(pa.array(values, pa.string()), "server"), seed))
 
 
 def test_key_hashes_arguments(core):

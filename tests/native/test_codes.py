@@ -45,7 +45,7 @@ def python_codes() -> dict[str, int]:
     want["MAX_LINE"] = P.MAX_LINE
     for name in ("RU_STATUS", "RU_GROUP", "RU_OVERFLOW", "RU_CARD"):
         want[name] = getattr(M, name)
-    for name in ("ABSENT", "STR32", "STR64", "INT", "CELL_OK", "CELL_MISSING", "CELL_BAD", "CELL_PAIR"):
+    for name in ("ABSENT", "STR32", "STR64", "INT", "DICT", "CELL_OK", "CELL_MISSING", "CELL_BAD", "CELL_PAIR"):
         want[name] = getattr(A, name)
     for i, column in enumerate(S.VALUE_COLUMNS):
         want[f"SV_{column.upper()}"] = i

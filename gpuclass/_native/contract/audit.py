@@ -3,9 +3,12 @@
 A device table has a server column and five ID columns (vendor, device, class,
 subvendor, subdevice).  :func:`column_of` turns each into a :class:`Column`: Arrow
 string cells by their buffers (no copy), integer cells as int64, a missing column as
-``ABSENT``.  ``audit_rows`` (``audit.pxi`` compiled, ``audit_py.py`` the twin) parses
-every cell (``cell_value`` is the rule both follow), classifies the rows and rolls them
-up per run of equal server keys, and returns an :class:`AuditRuns`.
+``ABSENT``, a dictionary-encoded column (Arrow's dictionary arrays, pandas categoricals,
+Parquet read with ``read_dictionary``) as ``DICT``: its indices and its dictionary, a
+column of its own, so that each distinct value is parsed once.  ``audit_rows``
+(``audit.pxi`` compiled, ``audit_py.py`` the twin) parses every cell (``cell_value`` is
+the rule both follow), classifies the rows and rolls them up per run of equal server
+keys, and returns an :class:`AuditRuns`.
 
 >>> import pyarrow as pa
 >>> c = column_of(pa.array(["10de", " 0x1B80 ", None, "[8086]", "zz"]), "vendor")
@@ -19,13 +22,13 @@ import numpy as np
 
 from ...errors import InputError
 
-__all__ = ["ABSENT", "STR32", "STR64", "INT", "CELL_OK", "CELL_MISSING", "CELL_BAD", "CELL_PAIR",
+__all__ = ["ABSENT", "STR32", "STR64", "INT", "DICT", "CELL_OK", "CELL_MISSING", "CELL_BAD", "CELL_PAIR",
            "FIELDS", "WIDTHS", "CHUNK", "Column", "AuditRuns", "column_of", "absent", "table_columns",
            "cell_value",
            "cell_text", "problem_text", "prepare_audit_args", "overflow_error", "prepare_merge_args",
            "merge_overflow_error"]
 
-ABSENT, STR32, STR64, INT = range(4)
+ABSENT, STR32, STR64, INT, DICT = range(5)
 CELL_OK, CELL_MISSING, CELL_BAD, CELL_PAIR = range(4)
 # The ID columns in the order the kernels parse them and report a row's first problem.
 FIELDS = ("vendor", "device", "class", "subvendor", "subdevice")
@@ -47,6 +50,8 @@ class Column(NamedTuple):
     valid: np.ndarray | None     # uint8 Arrow validity bitmap, or None: all valid
     voff: int                    # bit of row 0 in valid
     source: Any = None           # what it was made from (for messages)
+    index: np.ndarray | None = None      # DICT: int8/16/32/64, the entry of each cell
+    dictionary: "Column | None" = None   # DICT: the entries (STR32, STR64 or INT)
 
 
 class AuditRuns(NamedTuple):
@@ -103,7 +108,7 @@ def column_of(values: Any, name: str) -> Column:
         arr = pa.array(np_values if np_values.dtype.kind in "iufb" else list(values),
                        from_pandas=True)
     if pa.types.is_dictionary(arr.type):
-        arr = arr.cast(arr.type.value_type)
+        return _dictionary_column(arr, values, name)
     n = len(arr)
     t = arr.type
     if pa.types.is_null(t):
@@ -135,6 +140,29 @@ def column_of(values: Any, name: str) -> Column:
     return column_of(arr.cast(pa.string()), name)
 
 
+# Arrow allows unsigned indices too; a kernel reads signed ones, each as wide as needed
+_SIGNED = {np.dtype(np.uint8): np.int16, np.dtype(np.uint16): np.int32, np.dtype(np.uint32): np.int64,
+           np.dtype(np.uint64): np.int64}
+
+
+def _dictionary_column(arr: Any, values: Any, name: str) -> Column:
+    """A dictionary array as a DICT Column: its indices as they are (no copy where signed)
+    and its dictionary as a Column of its own."""
+    entries = column_of(arr.dictionary, name)
+    if entries.kind not in (STR32, STR64, INT):  # pragma: no cover - Arrow nests no dictionaries
+        return column_of(arr.cast(arr.type.value_type), name)
+    idx = arr.indices
+    n = len(idx)
+    dtype = np.dtype(idx.type.to_pandas_dtype())
+    buf = idx.buffers()[1]
+    index = (np.frombuffer(buf, dtype=dtype, count=n, offset=idx.offset * dtype.itemsize) if buf is not None
+             else np.zeros(n, dtype))
+    if dtype in _SIGNED:
+        index = index.astype(_SIGNED[dtype])
+    valid, voff = _bitmap(idx)
+    return Column(DICT, n, None, None, None, valid, voff, values, index, entries)
+
+
 _M64 = (1 << 64) - 1
 
 
@@ -149,6 +177,16 @@ def _bytes(c: Column, i: int) -> bytes:
     return c.data[int(c.offsets[i]):int(c.offsets[i + 1])].tobytes()
 
 
+def _entry(c: Column, i: int) -> tuple[Column, int] | None:
+    """The column and row that hold cell ``i``'s value: its dictionary entry for a DICT
+    column (None where the index is missing), the cell itself otherwise."""
+    if c.kind != DICT:
+        return c, i
+    if _null(c, i):
+        return None
+    return c.dictionary, int(c.index[i])
+
+
 def table_columns(server: Any, ids: list[Any], n: int) -> list[Column]:
     """The six columns ``audit_rows`` takes: the server, then ``ids`` (vendor, device,
     class, subvendor, subdevice; None for a column the table does not have)."""
@@ -159,6 +197,10 @@ def table_columns(server: Any, ids: list[Any], n: int) -> list[Column]:
 def nameless(c: Column, i: int) -> bool:
     """Whether server cell ``i`` names no server: missing, or text that is empty or only
     whitespace (``str.isspace``)."""
+    at = _entry(c, i)
+    if at is None:
+        return True
+    c, i = at
     if c.kind == ABSENT or _null(c, i):
         return True
     if c.kind == INT:
@@ -170,8 +212,13 @@ def cell_value(c: Column, i: int, maxdigits: int) -> tuple[int, int, int]:
     """``(CELL_*, value, digits)`` of cell ``i``: the rule both kernels follow.
 
     ASCII blanks around an optional ``[ ]`` around an optional ``0x`` and 1 to
-    ``maxdigits`` hex digits; an integer cell is its value (digits -1).
+    ``maxdigits`` hex digits; an integer cell is its value (digits -1); a dictionary
+    cell is its entry's.
     """
+    at = _entry(c, i)
+    if at is None:
+        return CELL_MISSING, 0, 0
+    c, i = at
     if c.kind == ABSENT or _null(c, i):
         return CELL_MISSING, 0, 0
     if c.kind == INT:
@@ -191,6 +238,10 @@ def cell_value(c: Column, i: int, maxdigits: int) -> tuple[int, int, int]:
 
 def cell_text(c: Column, i: int) -> str | None:
     """Cell ``i`` as the user wrote it, for messages (None when missing)."""
+    at = _entry(c, i)
+    if at is None:
+        return None
+    c, i = at
     if c.kind == ABSENT or _null(c, i):
         return None
     if c.kind == INT:  # as given (a float such as 1.5 is read as -1: malformed)
@@ -237,11 +288,42 @@ def _nondecreasing(a: np.ndarray) -> bool:
     return True
 
 
+def _indices_in_range(c: Column, k: int) -> bool:
+    """Whether every present cell of a DICT column names an entry in ``[0, k)`` (an index
+    under a missing cell may be anything, as Arrow has it); checked in slices."""
+    index = c.index
+    n = index.shape[0]
+    for lo in range(0, n, _SLICE):
+        part = index[lo:lo + _SLICE]
+        if int(part.min()) >= 0 and int(part.max()) < k:
+            continue
+        if c.valid is None:
+            return False
+        start = c.voff + lo
+        first = start >> 3
+        bits = np.unpackbits(c.valid[first:(start + len(part) + 7) >> 3], bitorder="little")
+        present = bits[start - (first << 3):][:len(part)].astype(bool)
+        if bool((((part < 0) | (part >= k)) & present).any()):
+            return False
+    return True
+
+
+_INDEX_TYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64))
+
+
 def _check_column(name: str, c: Column) -> None:
     """A Column whose buffers hold its ``n`` cells (the kernels read them unchecked)."""
     n = c.n
-    if c.kind not in (ABSENT, STR32, STR64, INT):
+    if c.kind not in (ABSENT, STR32, STR64, INT, DICT):
         raise InputError(f"{name}: unknown column kind {c.kind}")
+    if c.kind == DICT:
+        d = c.dictionary
+        if not isinstance(d, Column) or d.kind not in (STR32, STR64, INT):
+            raise InputError(f"{name}: a dictionary column needs its entries as a text or integer Column")
+        _check_column(f"{name} (dictionary)", d)
+        if (not isinstance(c.index, np.ndarray) or c.index.dtype not in _INDEX_TYPES
+                or c.index.shape != (n,) or not c.index.flags.c_contiguous):
+            raise InputError(f"{name}: expected {n} indices (int8, int16, int32 or int64)")
     if c.kind in (STR32, STR64):
         want = np.int64 if c.kind == STR64 else np.int32
         if (c.offsets is None or c.offsets.dtype != want or c.offsets.shape != (n + 1,)
@@ -254,6 +336,8 @@ def _check_column(name: str, c: Column) -> None:
     if c.valid is not None and (c.valid.dtype != np.uint8 or c.voff < 0
                                 or c.valid.shape[0] * 8 < c.voff + n):
         raise InputError(f"{name}: validity bitmap too short")
+    if c.kind == DICT and n and not _indices_in_range(c, c.dictionary.n):
+        raise InputError(f"{name}: a dictionary index outside its {c.dictionary.n} entries")
 
 
 def prepare_hash_args(column: Any, seed: Any) -> tuple[Column, int, int]:

@@ -17,7 +17,9 @@
 #include "gpuclass_codes.h"
 #include "gpuclass_match.h"
 
-typedef struct {
+#define GPUCLASS_AUDIT_CHUNK 2048  /* rows parsed and classified at a time */
+
+typedef struct gpuclass_col {
     int kind;
     const uint8_t *data;      /* string bytes (STR32, STR64) */
     int64_t data_len;         /* bytes in data */
@@ -26,11 +28,38 @@ typedef struct {
     const int64_t *ints;      /* cells (INT) */
     const uint8_t *valid;     /* Arrow validity bitmap, LSB first; NULL: every cell is valid */
     int64_t voff;             /* bit of row 0 in valid */
+    const void *index;        /* DICT: each cell's entry (signed, index_size bytes each; a
+                                 present cell's within [0, dictionary_len): contract.audit checks) */
+    int index_size;           /* 1, 2, 4 or 8 */
+    const struct gpuclass_col *dictionary;  /* DICT: the entries, a STR32, STR64 or INT column */
+    int64_t dictionary_len;   /* its cells */
 } gpuclass_col;
 
 static GPUCLASS_ALWAYS_INLINE int gpuclass_col_null(const gpuclass_col *c, int64_t i) {
     int64_t b = c->voff + i;
     return c->valid != NULL && !((c->valid[b >> 3] >> (b & 7)) & 1);
+}
+
+static GPUCLASS_ALWAYS_INLINE int64_t gpuclass_dict_index(const gpuclass_col *c, int64_t i) {
+    switch (c->index_size) {
+    case 1: return ((const int8_t *)c->index)[i];
+    case 2: return ((const int16_t *)c->index)[i];
+    case 4: return ((const int32_t *)c->index)[i];
+    default: return ((const int64_t *)c->index)[i];
+    }
+}
+
+/* The column and row that hold cell i's value: for a DICT column its entry in the
+   dictionary (NULL where the index is missing), else the cell itself. */
+static GPUCLASS_ALWAYS_INLINE const gpuclass_col *gpuclass_cell(const gpuclass_col *c, int64_t i,
+                                                               int64_t *at) {
+    if (c->kind != GPUCLASS_DICT) {
+        *at = i;
+        return c;
+    }
+    if (gpuclass_col_null(c, i)) return NULL;
+    *at = gpuclass_dict_index(c, i);
+    return c->dictionary;
 }
 
 static GPUCLASS_ALWAYS_INLINE const uint8_t *gpuclass_col_bytes(const gpuclass_col *c, int64_t i,
@@ -142,12 +171,31 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_text_cell(const uint8_t *s, int64_t n
         }                                                                                       \
     } while (0)
 
+/* A dictionary's entries parsed once (gpuclass_parse_entries): each cell of a DICT column
+   takes its entry's state, value and digits. */
+typedef struct { uint32_t *val; uint8_t *st; int8_t *nd; } gpuclass_parsed;
+
 /* Parse rows [lo, lo + m) of one ID column: state (GPUCLASS_CELL_*), value and digits (-1
    for an integer cell) of each cell.  Text is ASCII blanks around an optional [ ] around
-   an optional 0x and 1..maxdigits hex digits. */
+   an optional 0x and 1..maxdigits hex digits; a DICT column's cells are their entries'
+   (pre: the dictionary parsed). */
 static void gpuclass_parse_column(const gpuclass_col *c, int64_t lo, int64_t m, int maxdigits,
-                                  gpuclass_memo *memo, uint32_t *val, uint8_t *st, int8_t *nd) {
-    if (c->kind == GPUCLASS_ABSENT) {
+                                  gpuclass_memo *memo, const gpuclass_parsed *pre, uint32_t *val,
+                                  uint8_t *st, int8_t *nd) {
+    if (c->kind == GPUCLASS_DICT) {
+        for (int64_t j = 0; j < m; j++) {
+            if (c->valid != NULL && gpuclass_col_null(c, lo + j)) {
+                st[j] = GPUCLASS_CELL_MISSING;
+                val[j] = 0;
+                nd[j] = 0;
+                continue;
+            }
+            int64_t e = gpuclass_dict_index(c, lo + j);
+            st[j] = pre->st[e];
+            val[j] = pre->val[e];
+            nd[j] = pre->nd[e];
+        }
+    } else if (c->kind == GPUCLASS_ABSENT) {
         for (int64_t j = 0; j < m; j++) { st[j] = GPUCLASS_CELL_MISSING; val[j] = 0; nd[j] = 0; }
     } else if (c->kind == GPUCLASS_INT) {
         const int64_t top = (int64_t)1 << (4 * maxdigits);
@@ -165,6 +213,30 @@ static void gpuclass_parse_column(const gpuclass_col *c, int64_t lo, int64_t m, 
         else
             GPUCLASS_PARSE_TEXT(int64_t, c->off64);
     }
+}
+
+/* Parse the entries of a DICT column's dictionary into *pre (malloc'd, freed by
+   gpuclass_parsed_free): 0, or -1 when out of memory. */
+static int gpuclass_parse_entries(const gpuclass_col *c, int maxdigits, gpuclass_memo *memo,
+                                  gpuclass_parsed *pre) {
+    int64_t k = c->dictionary_len > 0 ? c->dictionary_len : 1;
+    pre->val = (uint32_t *)malloc((size_t)k * sizeof(uint32_t));
+    pre->st = (uint8_t *)malloc((size_t)k);
+    pre->nd = (int8_t *)malloc((size_t)k);
+    if (pre->val == NULL || pre->st == NULL || pre->nd == NULL) return -1;
+    for (int64_t lo = 0; lo < c->dictionary_len; lo += GPUCLASS_AUDIT_CHUNK) {
+        int64_t left = c->dictionary_len - lo;
+        int64_t m = left < GPUCLASS_AUDIT_CHUNK ? left : GPUCLASS_AUDIT_CHUNK;
+        gpuclass_parse_column(c->dictionary, lo, m, maxdigits, memo, NULL, pre->val + lo, pre->st + lo,
+                              pre->nd + lo);
+    }
+    return 0;
+}
+
+static void gpuclass_parsed_free(gpuclass_parsed *pre) {
+    free(pre->val);
+    free(pre->st);
+    free(pre->nd);
 }
 
 /* Is a key's text empty or only whitespace (what Python's str.isspace calls so: ASCII
@@ -191,7 +263,8 @@ static GPUCLASS_NOINLINE int gpuclass_blank_key(const uint8_t *s, int64_t n) {
 
 /* Does row i name no server (a missing cell, or a blank text)? */
 static GPUCLASS_ALWAYS_INLINE int gpuclass_nameless(const gpuclass_col *c, int64_t i) {
-    if (gpuclass_col_null(c, i)) return 1;
+    c = gpuclass_cell(c, i, &i);
+    if (c == NULL || gpuclass_col_null(c, i)) return 1;
     if (c->kind == GPUCLASS_INT) return 0;
     int64_t len;
     const uint8_t *s = gpuclass_col_bytes(c, i, &len);
@@ -200,6 +273,12 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_nameless(const gpuclass_col *c, int64
 
 /* Do rows i and j (j = i - 1) have equal, present server keys? */
 static GPUCLASS_ALWAYS_INLINE int gpuclass_same_server(const gpuclass_col *c, int64_t i, int64_t j) {
+    if (c->kind == GPUCLASS_DICT) {  /* the entries' keys: one entry is one key */
+        const gpuclass_col *d = gpuclass_cell(c, i, &i), *e = gpuclass_cell(c, j, &j);
+        if (d == NULL || e == NULL) return 0;
+        if (i == j) return !gpuclass_col_null(d, i);
+        c = d;
+    }
     if (gpuclass_col_null(c, i) || gpuclass_col_null(c, j)) return 0;
     if (c->kind == GPUCLASS_INT) return c->ints[i] == c->ints[j];
     int64_t a, b;
@@ -259,8 +338,6 @@ typedef struct {
     gpuclass_vec nameless;     /* uint8 per run: its rows name no server (each such row is a run) */
 } gpuclass_audit_out;
 
-#define GPUCLASS_AUDIT_CHUNK 2048
-
 /* The first problem of a row as field * 4 + kind (0: none); fields in the order
    vendor, device, class, subvendor, subdevice; a lone subvendor or subdevice is the
    subvendor's GPUCLASS_CELL_PAIR. */
@@ -273,11 +350,11 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_audit_problem(int st[5]) {
     return 0;
 }
 
-/* Audit n rows: cols[0] the server, 1..5 vendor, device, class, subvendor, subdevice.
-   0; -1 when out of memory; -2 when a run's slices pass the int32 range (*bad: the row).
-   Either error leaves the output incomplete. */
-static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuclass_col cols[6],
-                          int64_t n, int n_cards, gpuclass_audit_out *o, int64_t *bad) {
+/* gpuclass_audit's pass over the rows (memo: one per ID column; pre: the dictionaries'
+   entries parsed). */
+static int gpuclass_audit_rows(const gpuclass_match_ctx *t, int sub_rules, const gpuclass_col cols[6],
+                               int64_t n, int n_cards, gpuclass_audit_out *o, int64_t *bad,
+                               gpuclass_memo *memo, const gpuclass_parsed pre[5]) {
     static const int width[5] = {4, 4, 6, 4, 4};
     uint32_t cval[5][GPUCLASS_AUDIT_CHUNK];
     uint8_t cst[5][GPUCLASS_AUDIT_CHUNK];
@@ -291,18 +368,10 @@ static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuc
     const gpuclass_col *server = &cols[0];
     int64_t run = -1;
     int nameless = 0;  /* the current run's */
-    gpuclass_memo *memo = (gpuclass_memo *)calloc(5, sizeof(gpuclass_memo));
-    if (memo == NULL) return -1;
-    /* at most one run per row: reserved once, so no run ever moves the vectors */
-    if (gpuclass_vec_reserve(&o->starts, n) || gpuclass_vec_reserve(&o->totals, n)
-            || gpuclass_vec_reserve(&o->counts, n) || gpuclass_vec_reserve(&o->nameless, n)) {
-        free(memo);
-        return -1;
-    }
     for (int64_t lo = 0; lo < n; lo += GPUCLASS_AUDIT_CHUNK) {
         int64_t m = n - lo < GPUCLASS_AUDIT_CHUNK ? n - lo : GPUCLASS_AUDIT_CHUNK;
         for (int f = 0; f < 5; f++)
-            gpuclass_parse_column(&cols[f + 1], lo, m, width[f], &memo[f], cval[f], cst[f], cnd[f]);
+            gpuclass_parse_column(&cols[f + 1], lo, m, width[f], &memo[f], &pre[f], cval[f], cst[f], cnd[f]);
         for (int64_t j = 0; j < m; j++) {
             int st[5] = {cst[0][j], cst[1][j], cst[2][j], cst[3][j], cst[4][j]};
             uint32_t cls = cval[2][j];
@@ -320,7 +389,7 @@ static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuc
             flags[j] = problem ? GPUCLASS_FLAG_INVALID : 0;
             if (GPUCLASS_UNLIKELY(problem)) {
                 int64_t *p = (int64_t *)gpuclass_vec_push(&o->problems);
-                if (p == NULL) { free(memo); return -1; }
+                if (p == NULL) return -1;
                 p[0] = lo + j;
                 p[1] = problem;
             }
@@ -346,10 +415,7 @@ static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuc
                 int32_t *row = (int32_t *)gpuclass_vec_push(&o->totals);
                 int32_t *cnt = n_cards ? (int32_t *)gpuclass_vec_push(&o->counts) : NULL;
                 uint8_t *nl = (uint8_t *)gpuclass_vec_push(&o->nameless);
-                if (s == NULL || row == NULL || (n_cards && cnt == NULL) || nl == NULL) {
-                    free(memo);
-                    return -1;
-                }
+                if (s == NULL || row == NULL || (n_cards && cnt == NULL) || nl == NULL) return -1;
                 *s = i;
                 nameless = gpuclass_nameless(server, i);
                 *nl = (uint8_t)nameless;
@@ -361,19 +427,42 @@ static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuc
             int32_t *cnt = n_cards ? (int32_t *)o->counts.p + run * n_cards : NULL;
             if (gpuclass_rollup_add(row, cnt, status[j], card[j], slices[j])) {
                 *bad = i;
-                free(memo);
                 return -2;
             }
             if (status[j] == GPUCLASS_ST_UNSUPPORTED) {
                 int64_t *u = (int64_t *)gpuclass_vec_push(&o->unsupported);
-                if (u == NULL) { free(memo); return -1; }
+                if (u == NULL) return -1;
                 u[0] = i;
                 u[1] = (int64_t)vendor[j] << 16 | device[j];
             }
         }
     }
-    free(memo);
     return 0;
+}
+
+/* Audit n rows: cols[0] the server, 1..5 vendor, device, class, subvendor, subdevice.
+   0; -1 when out of memory; -2 when a run's slices pass the int32 range (*bad: the row).
+   Either error leaves the output incomplete. */
+static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuclass_col cols[6],
+                          int64_t n, int n_cards, gpuclass_audit_out *o, int64_t *bad) {
+    static const int width[5] = {4, 4, 6, 4, 4};
+    gpuclass_memo *memo = (gpuclass_memo *)calloc(5, sizeof(gpuclass_memo));
+    gpuclass_parsed pre[5];
+    memset(pre, 0, sizeof(pre));
+    int rc = 0;
+    if (memo == NULL) return -1;
+    for (int f = 0; f < 5; f++)  /* each dictionary's entries parsed once */
+        if (cols[f + 1].kind == GPUCLASS_DICT
+                && gpuclass_parse_entries(&cols[f + 1], width[f], &memo[f], &pre[f]))
+            rc = -1;
+    /* at most one run per row: reserved once, so no run ever moves the vectors */
+    if (rc || gpuclass_vec_reserve(&o->starts, n) || gpuclass_vec_reserve(&o->totals, n)
+            || gpuclass_vec_reserve(&o->counts, n) || gpuclass_vec_reserve(&o->nameless, n))
+        rc = -1;
+    if (rc == 0) rc = gpuclass_audit_rows(t, sub_rules, cols, n, n_cards, o, bad, memo, pre);
+    for (int f = 0; f < 5; f++) gpuclass_parsed_free(&pre[f]);
+    free(memo);
+    return rc;
 }
 
 /* Combine runs into groups (group[r] in [0, n_groups), runs in row order) with the
@@ -417,10 +506,12 @@ static GPUCLASS_ALWAYS_INLINE uint64_t gpuclass_mix64(uint64_t x) {
    is its value mixed; a text cell its length, then each 8 bytes read little-endian (the
    last block zero-padded), mixed in turn.  Equal keys hash equal; callers confirm a
    match by comparing the keys. */
-static void gpuclass_key_hashes(const gpuclass_col *c, int64_t n, uint64_t seed, uint64_t *out) {
-    for (int64_t i = 0; i < n; i++) {
-        if (gpuclass_col_null(c, i)) { out[i] = 0; continue; }
-        if (c->kind == GPUCLASS_INT) { out[i] = gpuclass_mix64(seed ^ (uint64_t)c->ints[i]); continue; }
+static void gpuclass_key_hashes(const gpuclass_col *col, int64_t n, uint64_t seed, uint64_t *out) {
+    for (int64_t row = 0; row < n; row++) {
+        int64_t i;
+        const gpuclass_col *c = gpuclass_cell(col, row, &i);  /* a dictionary cell: its entry's */
+        if (c == NULL || gpuclass_col_null(c, i)) { out[row] = 0; continue; }
+        if (c->kind == GPUCLASS_INT) { out[row] = gpuclass_mix64(seed ^ (uint64_t)c->ints[i]); continue; }
         int64_t len;
         const uint8_t *s = gpuclass_col_bytes(c, i, &len);
         uint64_t h = seed ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL);
@@ -430,7 +521,7 @@ static void gpuclass_key_hashes(const gpuclass_col *c, int64_t n, uint64_t seed,
             for (int64_t b = m - 1; b >= 0; b--) w = (w << 8) | s[k + b];
             h = gpuclass_mix64(h ^ w);
         }
-        out[i] = h;
+        out[row] = h;
     }
 }
 

@@ -100,13 +100,15 @@ enum {
     GPUCLASS_MAX_LINE = 1022
 };
 
-/* audit columns: absent, Arrow strings with int32 or int64 offsets, int64 cells; and audit
-   cells: a parsed ID, a missing one, a malformed one, a subsystem half (contract.audit) */
+/* audit columns: absent, Arrow strings with int32 or int64 offsets, int64 cells, indices
+   into a dictionary of such; and audit cells: a parsed ID, a missing one, a malformed one,
+   a subsystem half (contract.audit) */
 enum {
     GPUCLASS_ABSENT = 0,
     GPUCLASS_STR32 = 1,
     GPUCLASS_STR64 = 2,
-    GPUCLASS_INT = 3
+    GPUCLASS_INT = 3,
+    GPUCLASS_DICT = 4
 };
 enum {
     GPUCLASS_CELL_OK = 0,

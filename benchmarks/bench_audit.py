@@ -14,6 +14,9 @@ Groups (each times gpuclass and its baseline in the same run):
   answers are asserted.  ``rows_per_s`` is recorded (goal: 10 million rows/s).
 - ``audit table 1M integer IDs``: the same with integer ID columns, against the same
   pyarrow script on integers (recorded, no goal).
+- ``audit table 1M dictionary IDs``: the same with dictionary-encoded ID columns (Parquet
+  read with ``read_dictionary``, pandas categoricals), against the pyarrow script that
+  tests each distinct value once (recorded, no goal).
 - ``audit table linear 10x``: 10 million rows (the 1M table ten times, each copy with its
   own server names) against ten audits of the 1 million (goal: per-row cost within 1.2x).
 
@@ -138,11 +141,42 @@ def integer_table(table):
     return pa.table(out)
 
 
-def pyarrow_audit(t, ints: bool = False):
-    """What an Arrow user writes: GPU rows by class, allowlisted by comparison, summed per server."""
+def dictionary_table(table):
+    """The same table with dictionary-encoded ID columns (as Parquet read with
+    ``read_dictionary``, or pandas categoricals)."""
+    return table.__class__.from_arrays(
+        [c if f == "server" else c.dictionary_encode() for f, c in zip(table.column_names, table.columns)],
+        names=table.column_names)
+
+
+def _per_value(column, test):
+    """``test`` once per distinct value (on each chunk's dictionary), looked up by the indices."""
+    import pyarrow as pa
+
+    return pa.chunked_array([test(c.dictionary).take(c.indices) for c in column.chunks], pa.bool_())
+
+
+def pyarrow_audit(t, ints: bool = False, dictionary: bool = False):
+    """What an Arrow user writes: GPU rows by class, allowlisted by comparison, summed per server
+    (on dictionary columns: each test once per distinct value, pyarrow's string kernels take
+    no dictionaries)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if dictionary:
+        gpu = _per_value(t["class"], lambda d: pc.is_in(pc.utf8_slice_codeunits(d, 0, 4),
+                                                        value_set=pa.array(["0300", "0302"])))
+        nv_gpu = pc.and_(gpu, _per_value(t["vendor"], lambda d: pc.equal(d, "10de")))
+        cols = {"server": t["server"]}
+        sup = None
+        for cid, dev in zip(CARD_IDS, ALLOWED):
+            hit = pc.and_(nv_gpu, _per_value(t["device"], lambda d, dev=dev: pc.equal(d, dev)))
+            cols[cid] = hit
+            sup = hit if sup is None else pc.or_(sup, hit)
+        cols["supported"] = sup
+        cols["unsupported"] = pc.and_(nv_gpu, pc.invert(sup))
+        return pa.table(cols).group_by("server", use_threads=False).aggregate(
+            [(c, "sum") for c in (*CARD_IDS, "supported", "unsupported")])
     if ints:
         cls = pc.shift_right(t["class"], 8)
         gpu = pc.or_(pc.equal(cls, 0x0300), pc.equal(cls, 0x0302))
@@ -236,6 +270,27 @@ def test_audit_table_integers(benchmark, int_table_1m):
 def test_audit_table_integers_pyarrow_baseline(benchmark, int_table_1m):
     benchmark.extra_info["role"] = "baseline"
     benchmark.pedantic(pyarrow_audit, args=(int_table_1m, True), rounds=5, iterations=1, warmup_rounds=1)
+
+
+@pytest.fixture(scope="module")
+def dict_table_1m(table_1m):
+    return dictionary_table(table_1m)
+
+
+@pytest.mark.benchmark(group="audit table 1M dictionary IDs")
+def test_audit_table_dictionaries(benchmark, dict_table_1m):
+    from gpuclass.audit import audit_table
+
+    benchmark.extra_info["role"] = "gpuclass"
+    result = benchmark.pedantic(audit_table, args=(dict_table_1m,), rounds=5, iterations=1, warmup_rounds=1)
+    _same_answers(result, pyarrow_audit(dict_table_1m, dictionary=True))
+
+
+@pytest.mark.benchmark(group="audit table 1M dictionary IDs")
+def test_audit_table_dictionaries_pyarrow_baseline(benchmark, dict_table_1m):
+    benchmark.extra_info["role"] = "baseline"
+    benchmark.pedantic(pyarrow_audit, args=(dict_table_1m,), kwargs={"dictionary": True}, rounds=5,
+                       iterations=1, warmup_rounds=1)
 
 
 @pytest.fixture(scope="module")

@@ -189,6 +189,11 @@ def iter_zip(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
         infos = zf.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, *decompress_errors()) as exc:
         raise SourceError(name, None, f"not a readable zip archive: {exc}") from None
+    listed = _zip_members_listed(stream)
+    if listed is not None and listed != len(infos):
+        zf.close()
+        raise SourceError(name, None, f"damaged zip directory: its end record lists {listed} members, "
+                                      f"{len(infos)} could be read")
     with zf:
         for info in infos:
             if info.is_dir():
@@ -199,6 +204,44 @@ def iter_zip(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
                 continue
             yield Member(info.filename, _zip_opener(zf, info, f"{name}:{info.filename}", limits, total),
                          size=info.file_size)
+
+
+_EOCD, _EOCD64, _EOCD64_LOCATOR = b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07"
+
+
+def _zip_members_listed(stream: IO[bytes]) -> int | None:
+    """How many members a zip's end-of-directory record says its directory holds (the zip64
+    record's count where the plain one overflows), or None where it cannot be read.
+
+    zipfile reads directory entries for as many bytes as the end record gives the
+    directory and says nothing when a damaged length ends that early: the count is the
+    check that no member was lost.
+    """
+    try:
+        size = stream.seek(0, 2)
+        tail_len = min(size, 22 + 0xFFFF)  # the record, and a comment of up to 64 KiB
+        stream.seek(size - tail_len)
+        tail = stream.read(tail_len)
+        at = tail.rfind(_EOCD)
+        if at < 0 or at + 22 > len(tail):
+            return None
+        listed = int.from_bytes(tail[at + 10:at + 12], "little")
+        if listed == 0xFFFF:  # zip64: the count is in the zip64 end record
+            loc = size - tail_len + at - 20
+            if loc < 0:
+                return None
+            stream.seek(loc)
+            locator = stream.read(20)
+            if locator[:4] != _EOCD64_LOCATOR:
+                return None
+            stream.seek(int.from_bytes(locator[8:16], "little"))
+            record = stream.read(56)
+            if record[:4] != _EOCD64:
+                return None
+            listed = int.from_bytes(record[32:40], "little")
+        return listed
+    except (OSError, ValueError, *decompress_errors()):
+        return None
 
 
 def _zip_opener(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: Limits,

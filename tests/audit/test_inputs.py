@@ -223,6 +223,57 @@ def test_a_corrupted_zip_member_is_an_error_naming_it(tmp_path):
         list(audit_paths([tmp_path / "not.zip"]))
 
 
+def _zip_of(path, members, **kw):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, **kw) as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize("field", ["directory start", "an entry's comment length", "member count"])
+def test_a_zip_directory_that_lost_members_is_an_error(tmp_path, field):
+    """zipfile reads the directory for as many bytes as the end record says, and stops
+    quietly where a damaged length ends it early: the members it lists are counted."""
+    p = _zip_of(tmp_path / "fleet.zip", DUMPS)
+    data = bytearray(p.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    size_cd = int.from_bytes(data[end + 12:end + 16], "little")
+    start = end - size_cd
+    if field == "directory start":  # the directory as if it began at its third entry
+        third = data.find(b"PK\x01\x02", data.find(b"PK\x01\x02", start + 4) + 4)
+        data[end + 12:end + 16] = (end - third).to_bytes(4, "little")
+        data[end + 16:end + 20] = third.to_bytes(4, "little")
+    elif field == "an entry's comment length":  # the second entry swallows the rest
+        second = data.find(b"PK\x01\x02", data.find(b"PK\x01\x02", start) + 4)
+        data[second + 32:second + 34] = (end - second).to_bytes(2, "little")
+    else:
+        data[end + 10] ^= 0x02
+    p.write_bytes(bytes(data))
+    with zipfile.ZipFile(p) as zf:
+        assert len(zf.infolist()) != len(DUMPS) or field == "member count"  # zipfile says nothing
+    with pytest.raises(SourceError, match="damaged zip directory: its end record lists"):
+        list(audit_paths([p]))
+
+
+def test_the_zip64_member_count_is_read(tmp_path):
+    from gpuclass.audit.archives import _zip_members_listed
+
+    many = [(f"m{i}", b"") for i in range(0x10000 + 3)]  # past 16 bits: a zip64 end record
+    p = _zip_of(tmp_path / "many.zip", many)
+    with open(p, "rb") as fh:
+        assert _zip_members_listed(fh) == len(many)
+    p = _zip_of(tmp_path / "commented.zip", DUMPS)
+    with zipfile.ZipFile(p, "a") as zf:
+        zf.comment = b"an archive's comment " * 3000  # the end record 63 KB before the end
+    with open(p, "rb") as fh:
+        assert _zip_members_listed(fh) == len(DUMPS)
+    assert servers(audit_paths([p])) == servers(audit_paths([_zip_of(tmp_path / "plain.zip", DUMPS)]))
+    with zipfile.ZipFile(p, "a") as zf:  # a comment holding what looks like an end record
+        zf.comment = b"PK\x05\x06 looks like an end record" * 3
+    with pytest.raises(SourceError, match="zip"):
+        list(audit_paths([p]))
+
+
 def test_archive_bombs_stop_at_the_limits(tmp_path):
     bomb = tmp_path / "feed.json.gz"
     bomb.write_bytes(gzip.compress(b"[" + b" " * (40 << 20) + b"]"))

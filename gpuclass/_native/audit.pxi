@@ -17,9 +17,9 @@ cdef void fill_col(AuditCol* out, object c, AuditCol* entries):
     out.kind = c.kind
     out.data = <const uint8_t*> data_or_null(c.data)
     out.data_len = 0 if c.data is None else c.data.shape[0]
-    out.off32 = <const int32_t*> data_or_null(c.offsets) if c.kind == COL_STR32 else NULL
-    out.off64 = <const int64_t*> data_or_null(c.offsets) if c.kind == COL_STR64 else NULL
-    out.ints = <const int64_t*> data_or_null(c.ints)
+    out.off32 = data_or_null(c.offsets) if c.kind == COL_STR32 else NULL
+    out.off64 = data_or_null(c.offsets) if c.kind == COL_STR64 else NULL
+    out.ints = data_or_null(c.ints)
     out.valid = <const uint8_t*> data_or_null(c.valid)
     out.voff = c.voff
     out.index = NULL

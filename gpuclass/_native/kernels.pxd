@@ -153,9 +153,9 @@ cdef extern from "gpuclass_audit.h":
         int kind
         const uint8_t* data
         int64_t data_len
-        const int32_t* off32
-        const int64_t* off64
-        const int64_t* ints
+        const void* off32
+        const void* off64
+        const void* ints
         const uint8_t* valid
         int64_t voff
         const void* index

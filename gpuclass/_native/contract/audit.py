@@ -45,7 +45,7 @@ class Column(NamedTuple):
     kind: int
     n: int
     data: np.ndarray | None      # uint8: string bytes
-    offsets: np.ndarray | None   # int32 or int64, n + 1 entries into data
+    offsets: np.ndarray | None   # int32 or int64, n + 1 entries into data (one buffer, any alignment)
     ints: np.ndarray | None      # int64 cells
     valid: np.ndarray | None     # uint8 Arrow validity bitmap, or None: all valid
     voff: int                    # bit of row 0 in valid
@@ -80,13 +80,6 @@ class AuditRuns(NamedTuple):
 def absent(n: int) -> Column:
     """A column the table does not have (every cell missing)."""
     return Column(ABSENT, n, None, None, None, None, 0)
-
-
-def _aligned(a: np.ndarray) -> np.ndarray:
-    """``a``, or a copy where its memory is not aligned to its type: Arrow buffers that came
-    through pickle or IPC (a Dask worker's partitions) may start at any byte, and the
-    kernels read offsets and indices as typed C arrays."""
-    return a if a.flags.aligned else a.copy()
 
 
 def _bitmap(arr: Any) -> tuple[np.ndarray | None, int]:
@@ -126,7 +119,7 @@ def column_of(values: Any, name: str) -> Column:
         wide = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
         _, off_buf, data_buf = arr.buffers()
         dtype = np.int64 if wide else np.int32
-        offsets = _aligned(np.frombuffer(off_buf, dtype=dtype, count=n + 1, offset=arr.offset * dtype().itemsize))
+        offsets = np.frombuffer(off_buf, dtype=dtype, count=n + 1, offset=arr.offset * dtype().itemsize)
         data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(1, np.uint8)
         valid, voff = _bitmap(arr)
         return Column(STR64 if wide else STR32, n, data, offsets, None, valid, voff, values)
@@ -162,8 +155,8 @@ def _dictionary_column(arr: Any, values: Any, name: str) -> Column:
     n = len(idx)
     dtype = np.dtype(idx.type.to_pandas_dtype())
     buf = idx.buffers()[1]
-    index = (_aligned(np.frombuffer(buf, dtype=dtype, count=n, offset=idx.offset * dtype.itemsize))
-             if buf is not None else np.zeros(n, dtype))
+    index = (np.frombuffer(buf, dtype=dtype, count=n, offset=idx.offset * dtype.itemsize) if buf is not None
+             else np.zeros(n, dtype))
     if dtype in _SIGNED:
         index = index.astype(_SIGNED[dtype])
     valid, voff = _bitmap(idx)
@@ -329,20 +322,20 @@ def _check_column(name: str, c: Column) -> None:
             raise InputError(f"{name}: a dictionary column needs its entries as a text or integer Column")
         _check_column(f"{name} (dictionary)", d)
         if (not isinstance(c.index, np.ndarray) or c.index.dtype not in _INDEX_TYPES
-                or c.index.shape != (n,) or not c.index.flags.c_contiguous or not c.index.flags.aligned):
-            raise InputError(f"{name}: expected {n} aligned indices (int8, int16, int32 or int64)")
+                or c.index.shape != (n,) or not c.index.flags.c_contiguous):
+            raise InputError(f"{name}: expected {n} indices in one buffer (int8, int16, int32 or int64)")
     if c.kind in (STR32, STR64):
         want = np.int64 if c.kind == STR64 else np.int32
         if (c.offsets is None or c.offsets.dtype != want or c.offsets.shape != (n + 1,)
-                or not c.offsets.flags.c_contiguous or not c.offsets.flags.aligned
+                or not c.offsets.flags.c_contiguous
                 or c.data is None or c.data.dtype != np.uint8 or c.data.ndim != 1
                 or not c.data.flags.c_contiguous
                 or (n and (int(c.offsets[0]) < 0 or int(c.offsets[-1]) > c.data.shape[0]
                            or not _nondecreasing(c.offsets)))):
             raise InputError(f"{name}: inconsistent string buffers")
     if c.kind == INT and (c.ints is None or c.ints.dtype != np.int64 or c.ints.shape != (n,)
-                          or not c.ints.flags.c_contiguous or not c.ints.flags.aligned):
-        raise InputError(f"{name}: expected {n} aligned int64 cells")
+                          or not c.ints.flags.c_contiguous):
+        raise InputError(f"{name}: expected {n} int64 cells in one buffer")
     if c.valid is not None and (c.valid.dtype != np.uint8 or c.valid.ndim != 1 or c.voff < 0
                                 or not c.valid.flags.c_contiguous or c.valid.shape[0] * 8 < c.voff + n):
         raise InputError(f"{name}: validity bitmap too short or not one buffer")

@@ -19,13 +19,35 @@
 
 #define GPUCLASS_AUDIT_CHUNK 2048  /* rows parsed and classified at a time */
 
+/* Arrow's buffers may start at any byte (those that came through pickle or IPC: a Dask
+   worker's partitions), so the typed arrays of a column (offsets, integer cells, indices)
+   are read through these loads, defined at any alignment (one plain load where the CPU
+   allows unaligned ones). */
+static GPUCLASS_ALWAYS_INLINE int64_t gpuclass_ld64(const void *p, int64_t i) {
+    int64_t v;
+    memcpy(&v, (const char *)p + i * (int64_t)sizeof v, sizeof v);
+    return v;
+}
+
+static GPUCLASS_ALWAYS_INLINE int32_t gpuclass_ld32(const void *p, int64_t i) {
+    int32_t v;
+    memcpy(&v, (const char *)p + i * (int64_t)sizeof v, sizeof v);
+    return v;
+}
+
+static GPUCLASS_ALWAYS_INLINE int16_t gpuclass_ld16(const void *p, int64_t i) {
+    int16_t v;
+    memcpy(&v, (const char *)p + i * (int64_t)sizeof v, sizeof v);
+    return v;
+}
+
 typedef struct gpuclass_col {
     int kind;
     const uint8_t *data;      /* string bytes (STR32, STR64) */
     int64_t data_len;         /* bytes in data */
-    const int32_t *off32;     /* n + 1 offsets into data (STR32) */
-    const int64_t *off64;     /* (STR64) */
-    const int64_t *ints;      /* cells (INT) */
+    const void *off32;        /* n + 1 int32 offsets into data (STR32), any alignment */
+    const void *off64;        /* n + 1 int64 (STR64) */
+    const void *ints;         /* n int64 cells (INT) */
     const uint8_t *valid;     /* Arrow validity bitmap, LSB first; NULL: every cell is valid */
     int64_t voff;             /* bit of row 0 in valid */
     const void *index;        /* DICT: each cell's entry (signed, index_size bytes each; a
@@ -43,9 +65,9 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_col_null(const gpuclass_col *c, int64
 static GPUCLASS_ALWAYS_INLINE int64_t gpuclass_dict_index(const gpuclass_col *c, int64_t i) {
     switch (c->index_size) {
     case 1: return ((const int8_t *)c->index)[i];
-    case 2: return ((const int16_t *)c->index)[i];
-    case 4: return ((const int32_t *)c->index)[i];
-    default: return ((const int64_t *)c->index)[i];
+    case 2: return gpuclass_ld16(c->index, i);
+    case 4: return gpuclass_ld32(c->index, i);
+    default: return gpuclass_ld64(c->index, i);
     }
 }
 
@@ -65,11 +87,13 @@ static GPUCLASS_ALWAYS_INLINE const gpuclass_col *gpuclass_cell(const gpuclass_c
 static GPUCLASS_ALWAYS_INLINE const uint8_t *gpuclass_col_bytes(const gpuclass_col *c, int64_t i,
                                                                int64_t *len) {
     if (c->kind == GPUCLASS_STR32) {
-        *len = (int64_t)c->off32[i + 1] - c->off32[i];
-        return c->data + c->off32[i];
+        int64_t a = gpuclass_ld32(c->off32, i);
+        *len = (int64_t)gpuclass_ld32(c->off32, i + 1) - a;
+        return c->data + a;
     }
-    *len = c->off64[i + 1] - c->off64[i];
-    return c->data + c->off64[i];
+    int64_t a = gpuclass_ld64(c->off64, i);
+    *len = gpuclass_ld64(c->off64, i + 1) - a;
+    return c->data + a;
 }
 
 static GPUCLASS_ALWAYS_INLINE int gpuclass_blank(uint8_t c) {
@@ -151,14 +175,13 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_text_cell(const uint8_t *s, int64_t n
     return st;
 }
 
-/* The text cells of rows [lo, lo + m) of a string column (offsets of type OFF). */
-#define GPUCLASS_PARSE_TEXT(OFF, offs)                                                          \
+/* The text cells of rows [lo, lo + m) of a string column (its offsets read by LOAD). */
+#define GPUCLASS_PARSE_TEXT(LOAD, offs)                                                         \
     do {                                                                                        \
-        const OFF *off = (offs) + lo;                                                           \
         const uint8_t *data = c->data;                                                          \
         const int64_t limit = c->data_len - 8;                                                  \
         for (int64_t j = 0; j < m; j++) {                                                       \
-            int64_t a = (int64_t)off[j], n = (int64_t)off[j + 1] - a;                           \
+            int64_t a = (int64_t)LOAD(offs, lo + j), n = (int64_t)LOAD(offs, lo + j + 1) - a;   \
             int d = 0;                                                                          \
             if (c->valid != NULL && gpuclass_col_null(c, lo + j)) {                             \
                 st[j] = GPUCLASS_CELL_MISSING;                                                  \
@@ -179,9 +202,10 @@ typedef struct { uint32_t *val; uint8_t *st; int8_t *nd; } gpuclass_parsed;
    for an integer cell) of each cell.  Text is ASCII blanks around an optional [ ] around
    an optional 0x and 1..maxdigits hex digits; a DICT column's cells are their entries'
    (pre: the dictionary parsed). */
-static void gpuclass_parse_column(const gpuclass_col *c, int64_t lo, int64_t m, int maxdigits,
-                                  gpuclass_memo *memo, const gpuclass_parsed *pre, uint32_t *val,
-                                  uint8_t *st, int8_t *nd) {
+static GPUCLASS_ALWAYS_INLINE void gpuclass_parse_column(const gpuclass_col *c, int64_t lo, int64_t m,
+                                                         int maxdigits, gpuclass_memo *memo,
+                                                         const gpuclass_parsed *pre, uint32_t *val,
+                                                         uint8_t *st, int8_t *nd) {
     if (c->kind == GPUCLASS_DICT) {
         for (int64_t j = 0; j < m; j++) {
             if (c->valid != NULL && gpuclass_col_null(c, lo + j)) {
@@ -200,7 +224,7 @@ static void gpuclass_parse_column(const gpuclass_col *c, int64_t lo, int64_t m, 
     } else if (c->kind == GPUCLASS_INT) {
         const int64_t top = (int64_t)1 << (4 * maxdigits);
         for (int64_t j = 0; j < m; j++) {
-            int64_t v = c->ints[lo + j];
+            int64_t v = gpuclass_ld64(c->ints, lo + j);
             int ok = v >= 0 && v < top;
             st[j] = ok ? GPUCLASS_CELL_OK : GPUCLASS_CELL_BAD;
             val[j] = ok ? (uint32_t)v : 0;
@@ -209,9 +233,9 @@ static void gpuclass_parse_column(const gpuclass_col *c, int64_t lo, int64_t m, 
         }
     } else {
         if (c->kind == GPUCLASS_STR32)
-            GPUCLASS_PARSE_TEXT(int32_t, c->off32);
+            GPUCLASS_PARSE_TEXT(gpuclass_ld32, c->off32);
         else
-            GPUCLASS_PARSE_TEXT(int64_t, c->off64);
+            GPUCLASS_PARSE_TEXT(gpuclass_ld64, c->off64);
     }
 }
 
@@ -280,7 +304,7 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_same_server(const gpuclass_col *c, in
         c = d;
     }
     if (gpuclass_col_null(c, i) || gpuclass_col_null(c, j)) return 0;
-    if (c->kind == GPUCLASS_INT) return c->ints[i] == c->ints[j];
+    if (c->kind == GPUCLASS_INT) return gpuclass_ld64(c->ints, i) == gpuclass_ld64(c->ints, j);
     int64_t a, b;
     const uint8_t *x = gpuclass_col_bytes(c, i, &a), *y = gpuclass_col_bytes(c, j, &b);
     return a == b && memcmp(x, y, (size_t)a) == 0;
@@ -511,7 +535,10 @@ static void gpuclass_key_hashes(const gpuclass_col *col, int64_t n, uint64_t see
         int64_t i;
         const gpuclass_col *c = gpuclass_cell(col, row, &i);  /* a dictionary cell: its entry's */
         if (c == NULL || gpuclass_col_null(c, i)) { out[row] = 0; continue; }
-        if (c->kind == GPUCLASS_INT) { out[row] = gpuclass_mix64(seed ^ (uint64_t)c->ints[i]); continue; }
+        if (c->kind == GPUCLASS_INT) {
+            out[row] = gpuclass_mix64(seed ^ (uint64_t)gpuclass_ld64(c->ints, i));
+            continue;
+        }
         int64_t len;
         const uint8_t *s = gpuclass_col_bytes(c, i, &len);
         uint64_t h = seed ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL);

@@ -395,7 +395,8 @@ static int gpuclass_audit_rows(const gpuclass_match_ctx *t, int sub_rules, const
     for (int64_t lo = 0; lo < n; lo += GPUCLASS_AUDIT_CHUNK) {
         int64_t m = n - lo < GPUCLASS_AUDIT_CHUNK ? n - lo : GPUCLASS_AUDIT_CHUNK;
         for (int f = 0; f < 5; f++)
-            gpuclass_parse_column(&cols[f + 1], lo, m, width[f], &memo[f], &pre[f], cval[f], cst[f], cnd[f]);
+            gpuclass_parse_column(&cols[f + 1], lo, m, width[f], &memo[f], &pre[f], cval[f], cst[f],
+                                  cnd[f]);
         for (int64_t j = 0; j < m; j++) {
             int st[5] = {cst[0][j], cst[1][j], cst[2][j], cst[3][j], cst[4][j]};
             uint32_t cls = cval[2][j];

@@ -109,15 +109,16 @@ def _audit(part: Any, compiled: Any, server_column: str | None, number: int):
     result = audit_table(part, policy=compiled, server_column=server_column)
     t = result.table
     # the audit's int32 block becomes the frame's, without a copy (only the frame and the
-    # server column are read from here on)
+    # server column are read from here on); pandas copies a bare array it is given as a
+    # column, and not a Series that wraps it
     frame = pd.DataFrame(result.int32_block(writeable=True).T, columns=int32_columns(compiled),
                          copy=False)
     for c in _WIDE:  # after the counts, as in result_columns
-        frame[c] = t[c].to_numpy()
+        frame[c] = pd.Series(t[c].to_numpy(), copy=False)
     server = t["server"].to_pandas()
     want = _server_dtype(part, server_column)
     frame.insert(0, "server", server if server.dtype == want else server.astype(want))
-    frame.insert(1, "gpu_capable", t["gpu_capable"].to_numpy())
+    frame.insert(1, "gpu_capable", pd.Series(t["gpu_capable"].to_numpy(), copy=False))
     frame["problems"] = _problems(result, number)
     return result, frame
 

@@ -67,6 +67,43 @@ class Runs(NamedTuple):
     unsupported_ids: np.ndarray            # int64: its vendor << 16 | device
 
 
+# Below this size an array is numpy's as usual; from it on, an audit's arrays come from
+# Arrow's memory pool, which keeps freed memory for the next call.  glibc maps such blocks
+# afresh each time in a process that returns memory to the system at once (Dask's nanny
+# sets MALLOC_TRIM_THRESHOLD_ for its workers): a 1M-row audit paid a page fault per 4 KiB
+# of its outputs there, every call.
+_POOLED_FROM = 1 << 16
+
+
+def pooled_empty(shape: int | tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialised, writeable array (C order) whose memory comes from Arrow's pool
+    when it is large; the memory goes back to the pool with the last array or Arrow
+    column that uses it.
+
+    >>> a = pooled_empty((2, 100_000), np.int32)
+    >>> a.shape, a.dtype.name, a.flags.writeable, a.flags.c_contiguous
+    ((2, 100000), 'int32', True, True)
+    """
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if size < _POOLED_FROM:
+        return np.empty(shape, dtype)
+    import pyarrow as pa
+
+    return np.frombuffer(pa.allocate_buffer(size), dtype).reshape(shape)
+
+
+def _iota(n: int) -> np.ndarray:
+    """``np.arange(n)`` (int64) in a :func:`pooled_empty` array."""
+    out = pooled_empty(n, np.int64)
+    if n:
+        out[0] = 0
+        out[1:] = 1
+        np.cumsum(out, out=out)
+    return out
+
+
 def _as_arrow(data: Any):
     import pyarrow as pa
 
@@ -119,7 +156,7 @@ def audit_batches(batches: Any, fields: dict[str, str | None], compiled: Any, fi
             heads = pc.if_else(pa.array(runs.nameless), pa.scalar(None, heads.type), heads)
         keys.append(heads)
         first.append(starts[:-1] + base if base else starts[:-1])
-        rows.append(np.diff(starts))
+        rows.append(np.subtract(starts[1:], starts[:-1], out=pooled_empty(len(starts) - 1, np.int64)))
         totals.append(runs.totals)
         counts.append(runs.counts)
         if len(runs.problem_rows):
@@ -153,7 +190,7 @@ def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     keys = runs.keys
     if n < 2 or (keys.null_count == 0
                  and pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py()):
-        ident = np.arange(n, dtype=np.int64)  # sorted by server: each run is its group
+        ident = _iota(n)  # sorted by server: each run is its group
         return ident, ident
     # dictionary indices count the distinct keys in order of first appearance
     idx = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False)
@@ -300,6 +337,8 @@ def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel:
     first for some groups."""
     import pyarrow as pa
 
+    import pyarrow.compute as pc
+
     kernel = core if kernel is None else kernel
     group, first_run = group_runs(runs) if grouping is None else grouping
     n_groups = len(first_run)
@@ -315,7 +354,7 @@ def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel:
     # the int32 columns written once, into one block that the Arrow columns share (and
     # a pandas frame may take as its block: gpuclass.dask)
     names = int32_columns(compiled)
-    block = np.empty((len(names), n_groups), np.int32)
+    block = pooled_empty((len(names), n_groups), np.int32)
     block[0] = totals[:, C.R_CARDS]
     block[1] = totals[:, C.R_SLICES]
     block[2] = totals[:, C.R_UNSUPPORTED]
@@ -324,7 +363,7 @@ def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel:
     # every run its own group (groups come in order of first appearance): nothing moves
     identity = n_groups == len(runs.first)
     columns = {"server": runs.keys if identity else runs.keys.take(pa.array(first_run)),
-               "gpu_capable": pa.array(block[0] > 0)}
+               "gpu_capable": pc.greater(pa.array(block[0]), 0)}
     for name, values in zip(names, block):
         columns[name] = pa.array(values)
     columns["rows"] = pa.array(rows.astype(np.int64, copy=False))

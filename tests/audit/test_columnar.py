@@ -13,7 +13,7 @@ pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")
 
 from gpuclass.audit import audit_device_rows  # noqa: E402
-from gpuclass.audit.columnar import audit_table, int32_columns, result_columns  # noqa: E402
+from gpuclass.audit.columnar import audit_table, int32_columns, pooled_empty, result_columns  # noqa: E402
 from gpuclass.errors import InputError  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
@@ -152,6 +152,39 @@ def test_the_int32_columns_are_one_block_shared_with_the_table(unsorted):
     mine[1] += 100  # taken over: the table's column shows it
     assert result.table["slices"].to_numpy().tolist() == (block[1]).tolist()
     assert min(block[1]) >= 100
+
+
+@pytest.mark.parametrize("shape,dtype", [(0, np.int64), (10, np.int32), ((3, 70_000), np.int32),
+                                         (200_000, np.int64), ((11, 0), np.int32)])
+def test_pooled_arrays_are_plain_writeable_arrays(shape, dtype):
+    """pooled_empty: the shape and dtype asked for, C order, writeable; a large one is held
+    by Arrow's pool while it lives and given back with it."""
+    before = pa.total_allocated_bytes()
+    a = pooled_empty(shape, dtype)
+    want = shape if isinstance(shape, tuple) else (shape,)
+    assert a.shape == want and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable
+    a[...] = 7
+    assert (a == 7).all()
+    grew = pa.total_allocated_bytes() - before
+    assert grew >= a.nbytes if a.nbytes >= 1 << 16 else grew == 0
+    del a
+    assert pa.total_allocated_bytes() == before
+
+
+def test_a_large_audits_run_level_arrays_live_in_arrows_pool():
+    """The int32 block and the rows column of a large audit come from Arrow's pool (a
+    process that returns freed memory to the system at once takes them without fresh
+    pages, call after call), and go back to it with the result."""
+    n = 60_000
+    t = pa.table({"server": [f"s{i:06d}" for i in range(n)], "vendor": ["10de"] * n,
+                  "device": ["27b0"] * n, "class": ["0300"] * n})
+    before = pa.total_allocated_bytes()
+    result = audit_table(t)
+    block = result.int32_block()
+    assert pa.total_allocated_bytes() - before >= block.nbytes + 8 * n
+    assert result.table["slices"].to_pylist() == [4] * n and result.table["rows"].to_pylist() == [1] * n
+    del result, block
+    assert pa.total_allocated_bytes() <= before
 
 
 @pytest.mark.parametrize("seed", range(25))

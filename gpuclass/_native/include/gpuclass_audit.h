@@ -337,14 +337,28 @@ static void gpuclass_huge(void *p, size_t size) {
 #endif
 }
 
-/* Room for cap items at once (a large block is mapped lazily: untouched room costs nothing). */
+/* Room for cap items at once (a large block is mapped lazily: untouched room costs nothing).
+   A block of huge pages' size or more starts on a huge page boundary, so that its first
+   megabytes (all a short output touches) are huge pages too; it is realloc'd and freed
+   as any other. */
 static int gpuclass_vec_reserve(gpuclass_vec *v, int64_t cap) {
     if (cap <= v->cap || v->item == 0) return 0;
-    void *p = realloc(v->p, (size_t)cap * v->item);
-    if (p == NULL) return -1;
+    size_t size = (size_t)cap * v->item;
+    void *p = NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (size >= ((size_t)2 << 21)) {
+        if (posix_memalign(&p, (size_t)1 << 21, size) != 0) return -1;
+        if (v->n) memcpy(p, v->p, (size_t)v->n * v->item);
+        free(v->p);
+    }
+#endif
+    if (p == NULL) {
+        p = realloc(v->p, size);
+        if (p == NULL) return -1;
+    }
     v->p = p;
     v->cap = cap;
-    gpuclass_huge(p, (size_t)cap * v->item);
+    gpuclass_huge(p, size);
     return 0;
 }
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ._native import core, key_column
-from .audit.columnar import audit_table, int32_columns, result_columns
+from .audit.columnar import audit_table, int32_columns, pooled_empty, result_columns
 from .audit.readers import DEVICE_FIELDS
 from .audit.tables import device_columns
 from .errors import InputError
@@ -114,13 +114,23 @@ def _audit(part: Any, compiled: Any, server_column: str | None, number: int):
     frame = pd.DataFrame(result.int32_block(writeable=True).T, columns=int32_columns(compiled),
                          copy=False)
     for c in _WIDE:  # after the counts, as in result_columns
-        frame[c] = pd.Series(t[c].to_numpy(), copy=False)
+        frame[c] = pd.Series(_writeable(t[c].to_numpy()), copy=False)
     server = t["server"].to_pandas()
     want = _server_dtype(part, server_column)
     frame.insert(0, "server", server if server.dtype == want else server.astype(want))
     frame.insert(1, "gpu_capable", pd.Series(t["gpu_capable"].to_numpy(), copy=False))
     frame["problems"] = _problems(result, number)
     return result, frame
+
+
+def _writeable(values: np.ndarray) -> np.ndarray:
+    """``values`` where they are writeable, else a copy in Arrow's pool: a partition's
+    frame is its user's to change (Arrow's columns come out of it read-only)."""
+    if values.flags.writeable:
+        return values
+    out = pooled_empty(values.shape, values.dtype)
+    np.copyto(out, values)
+    return out
 
 
 def partition_audit(part: Any, compiled: Any, server_column: str | None = None,

@@ -336,7 +336,6 @@ def build_result(runs: Runs, compiled: Any, source: str, db: Any = None, kernel:
     and the first run of each group; default :func:`group_runs`), ``notes`` a problem put
     first for some groups."""
     import pyarrow as pa
-
     import pyarrow.compute as pc
 
     kernel = core if kernel is None else kernel

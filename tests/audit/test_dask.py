@@ -209,6 +209,19 @@ def test_the_columns_and_dtypes_are_those_declared(client):
     assert got["rows"].dtype == np.int64 and got["slices"].dtype == np.int32
 
 
+@pytest.mark.parametrize("n", [10, 60_000])
+def test_a_partitions_frame_is_its_users_to_change(n):
+    """Every column of partition_audit's frame takes a write (none is a read-only view of
+    Arrow's memory), small frames and those whose arrays come from Arrow's pool alike."""
+    frame = gdask.partition_audit(_frame(n), compile_policy())
+    want = frame.copy(deep=True)
+    for c in frame.columns:
+        frame.loc[0, c] = "changed" if c in ("server", "problems") else want.loc[1, c]
+    assert frame.loc[0, "rows"] == want.loc[1, "rows"] and frame.loc[0, "slices"] == want.loc[1, "slices"]
+    assert frame.loc[0, "server"] == frame.loc[0, "problems"] == "changed"
+    assert frame.loc[1:].equals(want.loc[1:]) and frame.dtypes.equals(want.dtypes)
+
+
 def test_integer_server_names():
     rng = np.random.default_rng(9)
     df = _frame(3000, seed=9).assign(server=rng.integers(0, 400, 3000))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .report import _PLAIN, PASSTHROUGH, AuditSummary, ServerReport, finish, passthrough
+from .report import AuditSummary, ServerReport, finish, passthrough, passthrough_cells, unquoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -121,38 +121,23 @@ class ReportBatch:
             return [r.csv_line() for r in self._reports]
         out: list[str | None] = []
         append = out.append
-        plain = _PLAIN
-        k_cpu, k_price, k_dc, k_hourly = PASSTHROUGH
-        # per record: what passthrough_cells and unquoted do, written out (a third of
-        # what the two calls cost, the most of a large feed's CSV time)
         for e in self.entries:
             if type(e) is not tuple:
                 append(e.csv_line())
                 continue
             row, source, server, outcome, rec = e
-            get = rec.get
-            cpu, price, datacenter, hourly = get(k_cpu), get(k_price), get(k_dc), get(k_hourly)
-            if cpu is None:
-                cpu = ""
-            if price is None:
-                price = ""
-            if datacenter is None:
-                datacenter = ""
-            if hourly is None:
-                hourly = ""
+            cells = passthrough_cells(rec.get)
             if server is None:
                 server = ""
-            if (type(row) is not int or type(source) is not str or type(server) is not str
-                    or type(cpu) not in plain or type(price) not in plain
-                    or type(datacenter) not in plain or type(hourly) not in plain):
+            if cells is None or type(row) is not int or type(source) is not str or type(server) is not str:
                 append(None)
                 continue
+            cpu, price, datacenter, hourly = cells
             head = f"{row},{source},{server},"
             tail = f",{cpu},{price},{datacenter},{hourly}\n"
-            own = head + tail  # the record's own cells: quoted by the csv module where needed
-            if own.count(",") != 7 or '"' in own or "\r" in own or own.find("\n") != len(own) - 1:
+            if not unquoted(head + tail, 7):  # the record's own cells: quoted by the csv module
                 append(None)
                 continue
-            cells = outcome._cells
-            append(head + (outcome.cells() if cells is None else cells) + tail)
+            shared = outcome._cells  # rendered once per outcome
+            append(head + (outcome.cells() if shared is None else shared) + tail)
         return out

@@ -155,15 +155,27 @@ _COMMAS = len(CSV_COLUMNS) - 1
 _PLAIN = frozenset((str, int, float, bool))  # written by an f-string as the csv module writes them
 
 
+_CPU, _PRICE, _DATACENTER, _HOURLY = PASSTHROUGH
+
+
 def passthrough_cells(get: Any) -> tuple[Any, ...] | None:
     """The ``PASSTHROUGH`` values (``get``: the record's or the extra's ``get``) as an
     f-string writes them into a CSV line: None as nothing, text and numbers as they are
     (repr for a float, as the csv module); None where one is of another type."""
-    values = tuple("" if v is None else v for v in map(get, PASSTHROUGH))
-    for v in values:
-        if type(v) not in _PLAIN:
-            return None
-    return values
+    # written out field by field: a large feed's CSV calls this once a record
+    cpu, price, datacenter, hourly = get(_CPU), get(_PRICE), get(_DATACENTER), get(_HOURLY)
+    if cpu is None:
+        cpu = ""
+    if price is None:
+        price = ""
+    if datacenter is None:
+        datacenter = ""
+    if hourly is None:
+        hourly = ""
+    if (type(cpu) in _PLAIN and type(price) in _PLAIN and type(datacenter) in _PLAIN
+            and type(hourly) in _PLAIN):
+        return cpu, price, datacenter, hourly
+    return None
 
 
 def unquoted(line: str, commas: int) -> bool:

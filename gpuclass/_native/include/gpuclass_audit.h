@@ -19,6 +19,10 @@
 
 #define GPUCLASS_AUDIT_CHUNK 2048  /* rows parsed and classified at a time */
 
+/* The most hex digits of each ID column: vendor, device, class, subvendor, subdevice
+   (contract.audit.WIDTHS). */
+static const int gpuclass_audit_width[5] = {4, 4, 6, 4, 4};
+
 /* Arrow's buffers may start at any byte (those that came through pickle or IPC: a Dask
    worker's partitions), so the typed arrays of a column (offsets, integer cells, indices)
    are read through these loads, defined at any alignment (one plain load where the CPU
@@ -393,7 +397,6 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_audit_problem(int st[5]) {
 static int gpuclass_audit_rows(const gpuclass_match_ctx *t, int sub_rules, const gpuclass_col cols[6],
                                int64_t n, int n_cards, gpuclass_audit_out *o, int64_t *bad,
                                gpuclass_memo *memo, const gpuclass_parsed pre[5]) {
-    static const int width[5] = {4, 4, 6, 4, 4};
     uint32_t cval[5][GPUCLASS_AUDIT_CHUNK];
     uint8_t cst[5][GPUCLASS_AUDIT_CHUNK];
     int8_t cnd[5][GPUCLASS_AUDIT_CHUNK];
@@ -409,8 +412,8 @@ static int gpuclass_audit_rows(const gpuclass_match_ctx *t, int sub_rules, const
     for (int64_t lo = 0; lo < n; lo += GPUCLASS_AUDIT_CHUNK) {
         int64_t m = n - lo < GPUCLASS_AUDIT_CHUNK ? n - lo : GPUCLASS_AUDIT_CHUNK;
         for (int f = 0; f < 5; f++)
-            gpuclass_parse_column(&cols[f + 1], lo, m, width[f], &memo[f], &pre[f], cval[f], cst[f],
-                                  cnd[f]);
+            gpuclass_parse_column(&cols[f + 1], lo, m, gpuclass_audit_width[f], &memo[f], &pre[f],
+                                  cval[f], cst[f], cnd[f]);
         for (int64_t j = 0; j < m; j++) {
             int st[5] = {cst[0][j], cst[1][j], cst[2][j], cst[3][j], cst[4][j]};
             uint32_t cls = cval[2][j];
@@ -484,7 +487,6 @@ static int gpuclass_audit_rows(const gpuclass_match_ctx *t, int sub_rules, const
    Either error leaves the output incomplete. */
 static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuclass_col cols[6],
                           int64_t n, int n_cards, gpuclass_audit_out *o, int64_t *bad) {
-    static const int width[5] = {4, 4, 6, 4, 4};
     gpuclass_memo *memo = (gpuclass_memo *)calloc(5, sizeof(gpuclass_memo));
     gpuclass_parsed pre[5];
     memset(pre, 0, sizeof(pre));
@@ -492,7 +494,7 @@ static int gpuclass_audit(const gpuclass_match_ctx *t, int sub_rules, const gpuc
     if (memo == NULL) return -1;
     for (int f = 0; f < 5; f++)  /* each dictionary's entries parsed once */
         if (cols[f + 1].kind == GPUCLASS_DICT
-                && gpuclass_parse_entries(&cols[f + 1], width[f], &memo[f], &pre[f]))
+                && gpuclass_parse_entries(&cols[f + 1], gpuclass_audit_width[f], &memo[f], &pre[f]))
             rc = -1;
     /* at most one run per row: reserved once, so no run ever moves the vectors */
     if (rc || gpuclass_vec_reserve(&o->starts, n) || gpuclass_vec_reserve(&o->totals, n)

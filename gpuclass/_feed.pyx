@@ -35,6 +35,13 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcmp, memcpy, memset
+
+cdef extern from *:
+    """
+    #define gpuclass_ctz64(x) __builtin_ctzll(x)
+    """
+    int ctz64 "gpuclass_ctz64"(uint64_t x) nogil
 
 cdef extern from "Python.h":
     int PyUnicode_4BYTE_KIND
@@ -53,6 +60,7 @@ cdef enum:
     MAX_DEPTH = 512      # nesting deeper than this is left to the record decoder
     MAX_INT_DIGITS = 18  # an integer literal this long or shorter fits a long long
     MAX_KEYS = 32
+    BY_LENGTH = 64       # key lengths looked up in a table (longer ones: compared in turn)
     SEEN_SLOTS = 4096    # strings kept for reuse (a power of two)
     SEEN_LONGEST = 96    # the longest string kept
     # where a value's end would be: what it was instead
@@ -63,19 +71,38 @@ cdef enum:
 include "_feed_syntax.pxi"
 
 
-cdef int key_index(const uchar_t* t, Py_ssize_t start, Py_ssize_t end, list keys, Py_ssize_t* lengths):
+cdef struct KeyTable:
+    Py_ssize_t lengths[MAX_KEYS]        # each asked-for key's length
+    uint64_t by_length[BY_LENGTH]       # for each length below BY_LENGTH, its keys as bits
+
+
+cdef int key_index(const uchar_t* t, Py_ssize_t start, Py_ssize_t end, list keys, const KeyTable* table):
     """Which of ``keys`` the key text ``start:end`` (no escapes) is, or -1."""
-    cdef Py_ssize_t size = end - start, j, k
+    cdef Py_ssize_t size = end - start, k
+    cdef int j
+    cdef uint64_t candidates
     cdef object key
-    for j in range(len(keys)):
-        if lengths[j] != size:
-            continue
+    if size < BY_LENGTH:
+        candidates = table.by_length[size]
+    else:
+        candidates = 0
+        for j in range(len(keys)):
+            if table.lengths[j] == size:
+                candidates |= (<uint64_t>1) << j
+    while candidates:
+        j = <int>ctz64(candidates)
+        candidates &= candidates - 1
         key = keys[j]
+        if uchar_t is uint8_t:
+            if PyUnicode_KIND(key) == 1:
+                if memcmp(PyUnicode_DATA(key), t + start, size) == 0:
+                    return j
+                continue
         for k in range(size):
             if PyUnicode_READ(PyUnicode_KIND(key), PyUnicode_DATA(key), k) != t[start + k]:
                 break
         else:
-            return <int>j
+            return j
     return -1
 
 
@@ -140,17 +167,43 @@ cdef object unescape(const uchar_t* t, Py_ssize_t i, Py_ssize_t e):
 cdef PyObject* seen_strings[SEEN_SLOTS]
 
 
+cdef extern from *:
+    """
+    #define GPUCLASS_FNV_PRIME 1099511628211ULL
+    #define GPUCLASS_FNV_BASIS 14695981039346656037ULL
+    """
+    const uint64_t FNV_PRIME "GPUCLASS_FNV_PRIME"
+    const uint64_t FNV_BASIS "GPUCLASS_FNV_BASIS"
+
+
+cdef inline Py_ssize_t seen_slot(const uchar_t* t, Py_ssize_t i, Py_ssize_t size) nogil:
+    """The table slot of the text ``t[i:i + size]``: a multiplicative hash of its code
+    units, eight at a time where they are bytes."""
+    cdef uint64_t h = FNV_BASIS ^ <uint64_t>size, w
+    cdef Py_ssize_t k = 0
+    if uchar_t is uint8_t:
+        while k + 8 <= size:
+            memcpy(&w, t + i + k, 8)
+            h = (h ^ w) * FNV_PRIME
+            h ^= h >> 29
+            k += 8
+        w = 0
+        memcpy(&w, t + i + k, size - k)
+        h = (h ^ w) * FNV_PRIME
+    else:
+        for k in range(size):
+            h = (h ^ <uint64_t>t[i + k]) * FNV_PRIME
+    return <Py_ssize_t>((h >> 40) & (SEEN_SLOTS - 1))
+
+
 cdef object plain_string(object buf, const uchar_t* t, Py_ssize_t i, Py_ssize_t e):
     """``buf[i:e]`` (no escapes in it), from the table where the same text is there."""
     cdef Py_ssize_t size = e - i, k
-    cdef uint64_t h = 14695981039346656037ULL
     cdef PyObject* old
     cdef object out
     if size > SEEN_LONGEST:
         return PyUnicode_Substring(buf, i, e)
-    for k in range(size):
-        h = (h ^ <uint64_t>t[i + k]) * 1099511628211ULL
-    k = <Py_ssize_t>(h & (SEEN_SLOTS - 1))
+    k = seen_slot(t, i, size)
     old = seen_strings[k]
     if old != NULL and same_text(<object>old, t, i, size):
         return <object>old
@@ -168,6 +221,9 @@ cdef bint same_text(object s, const uchar_t* t, Py_ssize_t i, Py_ssize_t size):
     cdef Py_ssize_t k
     if PyUnicode_GET_LENGTH(s) != size:
         return False
+    if uchar_t is uint8_t:
+        if kind == 1:
+            return memcmp(data, t + i, size) == 0
     for k in range(size):
         if PyUnicode_READ(kind, data, k) != t[i + k]:
             return False
@@ -240,7 +296,7 @@ cdef object field_value(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i
     return out
 
 
-cdef object record(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, list keys, Py_ssize_t* lengths,
+cdef object record(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, list keys, const KeyTable* table,
                    Py_ssize_t* end):
     """The record (an object) at ``i`` with only the asked-for fields, or None with
     ``end[0]`` set to V_BAD / V_END."""
@@ -263,7 +319,7 @@ cdef object record(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, lis
         if i < 0:
             end[0] = i
             return None
-        j = key_index(t, ks, ke, keys, lengths)
+        j = key_index(t, ks, ke, keys, table)
         if j >= 0:
             value = field_value(buf, t, n, i, &e)
             if e < 0:
@@ -287,34 +343,37 @@ def scan_records(str buf, Py_ssize_t pos, keys, Py_ssize_t limit=-1):
     """The records from ``pos`` that are sure (see the module docstring), at most ``limit``
     of them (any number where negative): ``(records, end)``."""
     cdef list key_list = [k for k in keys]
-    cdef Py_ssize_t lengths[MAX_KEYS]
+    cdef KeyTable table
     cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(buf)
     cdef int kind = PyUnicode_KIND(buf)
     cdef void* data = PyUnicode_DATA(buf)
     if len(key_list) > MAX_KEYS:
         raise ValueError(f"scan_records: at most {MAX_KEYS} keys")
+    memset(table.by_length, 0, sizeof(table.by_length))
     for i in range(len(key_list)):
         if not PyUnicode_Check(key_list[i]):
             raise TypeError("scan_records: keys must be str")
-        lengths[i] = PyUnicode_GET_LENGTH(key_list[i])
+        table.lengths[i] = PyUnicode_GET_LENGTH(key_list[i])
+        if table.lengths[i] < BY_LENGTH:
+            table.by_length[table.lengths[i]] |= (<uint64_t>1) << i
     if pos < 0 or pos > n:
         raise IndexError("scan_records: pos out of range")
     global int_digits_limit
     int_digits_limit = sys.get_int_max_str_digits()
     if kind == 1:
-        return records(buf, <const uint8_t*>data, n, pos, key_list, lengths, limit)
+        return records(buf, <const uint8_t*>data, n, pos, key_list, &table, limit)
     if kind == 2:
-        return records(buf, <const uint16_t*>data, n, pos, key_list, lengths, limit)
-    return records(buf, <const uint32_t*>data, n, pos, key_list, lengths, limit)
+        return records(buf, <const uint16_t*>data, n, pos, key_list, &table, limit)
+    return records(buf, <const uint32_t*>data, n, pos, key_list, &table, limit)
 
 
 cdef tuple records(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, list keys,
-                   Py_ssize_t* lengths, Py_ssize_t limit):
+                   const KeyTable* table, Py_ssize_t limit):
     cdef list out = []
     cdef object rec
     cdef Py_ssize_t e, nxt
     while i < n and t[i] == 0x7B and len(out) != limit:
-        rec = record(buf, t, n, i, keys, lengths, &e)
+        rec = record(buf, t, n, i, keys, table, &e)
         if e < 0:
             break
         # what follows must be the next record or the end of the list
@@ -333,3 +392,151 @@ cdef tuple records(object buf, const uchar_t* t, Py_ssize_t n, Py_ssize_t i, lis
         out.append(rec)
         i = nxt
     return out, i
+
+
+# -- a listing's CSV lines -----------------------------------------------------------------
+# (audit/batch.py's ReportBatch.csv_lines: the same lines, a record's in one allocation)
+
+cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    Py_UCS4 PyUnicode_MAX_CHAR_VALUE(object o)
+    void PyUnicode_WRITE(int kind, void* data, Py_ssize_t i, Py_UCS4 c) nogil
+    bint PyLong_CheckExact(object o)
+    bint PyFloat_CheckExact(object o)
+    bint PyBool_Check(object o)
+    bint PyUnicode_CheckExact(object o)
+    bint PyTuple_CheckExact(object o)
+    bint PyDict_CheckExact(object o)
+    object PyObject_Str(object o)
+    double PyFloat_AS_DOUBLE(object o)
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+
+cdef enum:
+    LINE_CELLS = 8       # row, source, server, the shared cells, then the passthrough four
+    FLOAT_SLOTS = 1024   # float texts kept (a power of two)
+
+
+# A listing's prices repeat: the text of a float is kept by its bits (the same bits, the
+# same text) in a small table, sparing most of the shortest-repr conversions.
+cdef uint64_t float_bits[FLOAT_SLOTS]
+cdef PyObject* float_texts[FLOAT_SLOTS]
+
+
+cdef object float_text(object value):
+    cdef double d = PyFloat_AS_DOUBLE(value)
+    cdef uint64_t bits
+    cdef Py_ssize_t k
+    cdef PyObject* old
+    cdef object out
+    memcpy(&bits, &d, 8)
+    k = <Py_ssize_t>(((bits * FNV_PRIME) >> 40) & (FLOAT_SLOTS - 1))
+    old = float_texts[k]
+    if old != NULL and float_bits[k] == bits:
+        return <object>old
+    out = PyObject_Str(value)
+    old = float_texts[k]
+    Py_INCREF(out)
+    float_texts[k] = <PyObject*>out
+    float_bits[k] = bits
+    Py_XDECREF(old)
+    return out
+
+
+cdef inline object cell_text(object value):
+    """``value`` as an f-string writes it (None as nothing); None where it is of another
+    type than str, int, float or bool (the csv module then writes the line)."""
+    if value is None:
+        return ""
+    if PyUnicode_CheckExact(value):
+        return value
+    if PyFloat_CheckExact(value):
+        return float_text(value)
+    if PyLong_CheckExact(value) or PyBool_Check(value):
+        return PyObject_Str(value)
+    return None
+
+
+cdef bint plain_cell(str s):
+    """Whether the csv module writes ``s`` as it is: no comma, quote or line break in it."""
+    cdef int kind = PyUnicode_KIND(s)
+    cdef void* data = PyUnicode_DATA(s)
+    cdef Py_ssize_t k
+    cdef Py_UCS4 c
+    for k in range(PyUnicode_GET_LENGTH(s)):
+        c = PyUnicode_READ(kind, data, k)
+        if c == 0x2C or c == 0x22 or c == 0x0D or c == 0x0A:
+            return False
+    return True
+
+
+cdef object shared_line(tuple entry, tuple keys):
+    """The line of ``(row, source, server, outcome, record)``, or None (see csv_lines)."""
+    cdef object row, source, server, outcome, rec, value, shared
+    cdef list cells = [None] * LINE_CELLS
+    cdef PyObject* found
+    cdef Py_ssize_t size = LINE_CELLS, pos = 0, k, j, n
+    cdef Py_UCS4 widest = 0x7F
+    cdef int kind
+    cdef void* data
+    row, source, server, outcome, rec = entry
+    if server is None:
+        server = ""
+    if not (PyLong_CheckExact(row) and PyUnicode_CheckExact(source) and PyUnicode_CheckExact(server)):
+        return None
+    if not (plain_cell(source) and plain_cell(server)):
+        return None
+    cells[0] = PyObject_Str(row)
+    cells[1] = source
+    cells[2] = server
+    for k in range(4):
+        if PyDict_CheckExact(rec):
+            found = PyDict_GetItemWithError(rec, keys[k])
+            value = <object>found if found != NULL else None
+        else:
+            value = rec.get(keys[k])
+        value = cell_text(value)
+        if value is None or not plain_cell(value):
+            return None
+        cells[4 + k] = value
+    shared = outcome._cells
+    if shared is None:
+        shared = outcome.cells()
+    cells[3] = shared
+    for k in range(LINE_CELLS):
+        size += PyUnicode_GET_LENGTH(cells[k])
+        widest = max(widest, PyUnicode_MAX_CHAR_VALUE(cells[k]))
+    line = PyUnicode_New(size, widest)
+    kind = PyUnicode_KIND(line)
+    data = PyUnicode_DATA(line)
+    for k in range(LINE_CELLS):
+        value = cells[k]
+        n = PyUnicode_GET_LENGTH(value)
+        if PyUnicode_KIND(value) == kind:
+            memcpy(<char*>data + pos * kind, PyUnicode_DATA(value), n * kind)
+        else:
+            for j in range(n):
+                PyUnicode_WRITE(kind, data, pos + j, PyUnicode_READ(PyUnicode_KIND(value), PyUnicode_DATA(value), j))
+        pos += n
+        PyUnicode_WRITE(kind, data, pos, 0x2C if k < LINE_CELLS - 1 else 0x0A)
+        pos += 1
+    return line
+
+
+def csv_lines(list entries, tuple keys):
+    """Each entry's CSV line (``\\n`` ended), as :meth:`ReportBatch.csv_lines
+    <gpuclass.audit.batch.ReportBatch.csv_lines>` makes it: a finished report's
+    ``csv_line()``; for ``(row, source, server, outcome, record)``, the row, source and
+    server, the outcome's shared cells and the record's ``keys`` (the passthrough fields),
+    or None where a cell of the record's own is not plain text or a number, or would need
+    quoting."""
+    cdef list out = []
+    cdef object e
+    if len(keys) != 4:
+        raise ValueError("csv_lines: four passthrough keys")
+    for e in entries:
+        if PyTuple_CheckExact(e):
+            PyList_Append(out, shared_line(<tuple>e, keys))
+        else:
+            PyList_Append(out, e.csv_line())
+    return out
+

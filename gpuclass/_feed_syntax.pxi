@@ -24,11 +24,38 @@ cdef inline bint is_hex(Py_UCS4 c) nogil:
     return (0x30 <= c <= 0x39) or (0x41 <= c <= 0x46) or (0x61 <= c <= 0x66)
 
 
+# Eight one-byte code units at a time: whether any of them is a quote, a backslash or a
+# control character (the only ones a string's scan stops at).
+cdef extern from *:
+    """
+    #define GPUCLASS_LOW_BITS 0x0101010101010101ULL
+    #define GPUCLASS_HIGH_BITS 0x8080808080808080ULL
+    """
+    const uint64_t LOW_BITS "GPUCLASS_LOW_BITS"
+    const uint64_t HIGH_BITS "GPUCLASS_HIGH_BITS"
+
+
+cdef inline bint plain_word(uint64_t w) nogil:
+    cdef uint64_t q = w ^ (LOW_BITS * 0x22), b = w ^ (LOW_BITS * 0x5C)
+    # a byte equal to zero in q or b, or below 0x20 in w, sets its high bit: exact for the
+    # word as a whole (a borrow only runs on from a byte that is itself zero or low)
+    return ((((q - LOW_BITS) & ~q) | ((b - LOW_BITS) & ~b) | ((w - LOW_BITS * 0x20) & ~w)) & HIGH_BITS) == 0
+
+
 cdef Py_ssize_t string_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, bint* escaped) nogil:
     """``i`` after an opening quote: the index after the closing one, V_BAD or V_END."""
     cdef Py_UCS4 c
     cdef int k
+    cdef uint64_t w
     while i < n:
+        if uchar_t is uint8_t:
+            while i + 8 <= n:
+                memcpy(&w, t + i, 8)
+                if not plain_word(w):
+                    break
+                i += 8
+            if i >= n:
+                break
         c = t[i]
         if c == 0x22:       # "
             return i + 1

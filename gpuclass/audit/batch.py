@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 
-from .report import AuditSummary, ServerReport, finish, passthrough, passthrough_cells, unquoted
+from .report import PASSTHROUGH, AuditSummary, ServerReport, finish, passthrough, passthrough_cells, unquoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,6 +32,22 @@ if TYPE_CHECKING:
     Entry = Union[ServerReport, tuple[int, str, "str | None", "SharedOutcome", "dict[str, Any]"]]
 
 __all__ = ["SharedOutcome", "ReportBatch"]
+
+
+def _line_maker():
+    """The compiled line maker (:func:`gpuclass._feed.csv_lines`: the same lines as
+    :meth:`ReportBatch.csv_lines` makes here), or None: not built, or
+    ``GPUCLASS_NO_EXTENSIONS=1``."""
+    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
+        return None
+    try:
+        from .._feed import csv_lines
+    except ImportError:
+        return None
+    return csv_lines
+
+
+_compiled_lines = _line_maker()
 
 
 class SharedOutcome:
@@ -119,6 +136,8 @@ class ReportBatch:
         a cell of the record's own may need quoting (write the report's ``csv_row()``)."""
         if self._reports is not None:
             return [r.csv_line() for r in self._reports]
+        if _compiled_lines is not None:
+            return _compiled_lines(self.entries, PASSTHROUGH)
         out: list[str | None] = []
         append = out.append
         for e in self.entries:

@@ -199,6 +199,42 @@ def test_long_numbers_json_reads_are_taken(scan):
         sys.set_int_max_str_digits(limit)
 
 
+# the scanner reads one-byte text eight characters at a time: whatever stops a string
+# (its closing quote, an escape, a control character) at whatever place in a word
+STOPS = ['"', "\\n", "\\u00e9", "\n", "\x01", "\x1f", "\x7f", "\x80", "\xe9", "\xff", "\u0100"]
+
+
+@pytest.mark.parametrize("stop", STOPS)
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_string_ends_wherever_its_stop_falls(scan, stop, wide):
+    """Every place of a quote, an escape or a control character in a long string, in
+    text of one-byte (ASCII and Latin-1) and two-byte characters, reads as json reads it
+    or is left to json."""
+    for length in range(0, 26):
+        for at in range(0, length + 1):
+            body = "x" * at + stop + ("yĀ" if wide else "y") * (length - at)
+            if stop == '"':
+                body = body.replace('"', '\\"')
+            text = '[{"id": 1, "description": ["' + body + '", "' + "z" * length + '"], "cpu": "' + body + '"}]'
+            try:
+                want = [narrow(json.loads(text)[0])]
+            except json.JSONDecodeError:
+                want = []
+            got, _ = scan(text, 1, FIELDS)
+            assert got == want, (length, at)
+
+
+def test_asked_for_keys_of_any_length_are_told_apart(scan):
+    """Keys of one length, keys longer than the scanner's length table, keys in wider
+    characters: each record's field found under its own key and no other."""
+    keys = ("ab", "ac", "k" * 63, "k" * 64, "k" * 70, "k" * 69 + "j", "ключ", "ke\u00ff", "é" * 3)
+    rec = {k: i for i, k in enumerate(keys)} | {"a": 0, "k" * 65: 1, "ab ": 2, "é" * 2: 3}
+    for wider in ("", "Ā", "\U0001f600"):  # the text's characters one, two and four bytes wide
+        text = json.dumps([rec | {"x": wider}, {"k" * 70: "x"}], ensure_ascii=False)
+        got, _ = scan(text, 1, keys)
+        assert got == [{k: i for i, k in enumerate(keys)}, {"k" * 70: "x"}]
+
+
 def test_a_repeated_key_keeps_the_last_as_json_does(scan):
     text = '[{"id": 1, "description": ["a"], "id": "x7", "description": ["GTX 1080"]}]'
     assert scan(text, 1, FIELDS)[0] == [narrow(json.loads(text)[0])]

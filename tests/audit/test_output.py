@@ -8,7 +8,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,6 +108,68 @@ def test_a_batch_writes_and_counts_what_its_reports_say(batch):
     assert summary == alone
     for line, row in zip(ReportBatch(batch.entries).csv_lines(), made):
         assert line is None or line == _csv_module([row]).split("\n", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def compiled_lines():
+    """The compiled line maker; a test fails (never skips) where it should have been built."""
+    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
+        pytest.skip("extensions disabled by GPUCLASS_NO_EXTENSIONS")
+    try:
+        from gpuclass._feed import csv_lines
+    except ImportError as exc:
+        pytest.fail(f"the feed extension did not build: {exc}")
+    return csv_lines
+
+
+class _Record(dict):
+    """A record whose mapping is not a plain dict (a reader's own type): read through its get."""
+
+    def get(self, key, default=None):
+        return "via get" if key == "datacenter" else super().get(key, default)
+
+
+@st.composite
+def odd_batches(draw):
+    """Batches as :func:`batches` makes them, and records of another mapping type, servers
+    that are not text, floats of every kind and texts of wide characters."""
+    batch = draw(batches())
+    floats = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([-0.0, 0.0, 5e-324, 1e300, 329.0])
+    entries = []
+    for e in batch.entries:
+        if type(e) is tuple and draw(st.booleans()):
+            row, source, server, outcome, rec = e
+            rec = {**rec, "price": draw(floats), "hourly_price": draw(floats),
+                   "cpu": draw(st.sampled_from(["Ryzen 9", "Xeon™", "\U0001f600 CPU", "Ä,b"]))}
+            if draw(st.booleans()):
+                rec = _Record(rec)
+            e = (row, source, draw(st.none() | TEXT | st.integers(0, 9)), outcome, rec)
+        entries.append(e)
+    return ReportBatch(entries)
+
+
+@settings(max_examples=300, deadline=None)
+@given(odd_batches())
+def test_the_compiled_lines_are_the_lines_made_here(compiled_lines, batch):
+    """The compiled line maker (gpuclass._feed.csv_lines) gives every entry the line the
+    Python one gives it, None (the csv module's turn) at the same places."""
+    from gpuclass.audit import batch as batch_module
+
+    here = batch_module._compiled_lines
+    try:
+        batch_module._compiled_lines = None
+        want = ReportBatch(batch.entries).csv_lines()
+    finally:
+        batch_module._compiled_lines = here
+    assert compiled_lines(batch.entries, PASSTHROUGH) == want
+    assert ReportBatch(batch.entries).csv_lines() == want  # and the batch uses it
+
+
+def test_the_compiled_lines_take_four_passthrough_keys(compiled_lines):
+    with pytest.raises(ValueError):
+        compiled_lines([], ("cpu",))
+    with pytest.raises(TypeError):
+        compiled_lines(None, PASSTHROUGH)
 
 
 def test_a_batch_makes_each_report_once_and_apart_from_its_outcome():

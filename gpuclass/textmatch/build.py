@@ -321,16 +321,21 @@ def collect(matcher: Any, db: Any) -> tuple[dict[str, int], set[int]]:
     return builder.run(), builder.lookalike
 
 
-def automaton(ahocorasick: Any, patterns: dict[str, int], marks: dict[str, int]) -> Any:
-    """The automaton of ``patterns`` (each between spaces: a hit covers whole tokens) and of
-    the marker substrings ``marks``; a hit's value is its length less one and its entry."""
-    auto = ahocorasick.Automaton()
-    for pattern, entry in patterns.items():
-        key = f" {pattern} "
-        # the value carries what a hit needs: its length (for the start) and its name
-        auto.add_word(key, (len(key) - 1, entry))
-    for phrase, entry in marks.items():
-        auto.add_word(phrase, (len(phrase) - 1, entry))
+def automaton_words(patterns: dict[str, int], marks: dict[str, int]) -> list[tuple[str, int]]:
+    """The words of a matcher's automata ``(word, entry)``, each name pattern between
+    spaces (a hit covers whole tokens), then the marker substrings: a hit's value is its
+    word's index here."""
+    return [(f" {pattern} ", entry) for pattern, entry in patterns.items()] + list(marks.items())
+
+
+def automaton(ahocorasick: Any, words: list[tuple[str, int]], keep: Any = None) -> Any:
+    """The automaton of ``words`` (of those whose entry ``keep`` takes, where given); a
+    hit's value is the word's index in ``words`` (an int: the automaton keeps it as data
+    of its own, read back from the cache without an object per word)."""
+    auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+    for k, (word, entry) in enumerate(words):
+        if keep is None or keep(entry):
+            auto.add_word(word, k)
     auto.make_automaton()
     return auto
 

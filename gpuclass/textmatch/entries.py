@@ -11,12 +11,13 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from typing import NamedTuple
 else:
     from ..lazy import NamedTuple
 
 __all__ = ["SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "EDITIONS_TEXT", "ABSENT_MARK",
-           "VARIANT_MARK", "KIND_NAMES", "Entry"]
+           "VARIANT_MARK", "KIND_NAMES", "Entry", "EntryTable"]
 
 SUPPORTED_TEXT, UNSUPPORTED_TEXT, AMBIGUOUS_TEXT, EDITIONS_TEXT = 0, 1, 2, 3
 ABSENT_MARK, VARIANT_MARK = 4, 5   # markers: never reported as mentions themselves
@@ -29,3 +30,80 @@ class Entry(NamedTuple):
     name: str
     device_id: str | None
     chip: str | None = None   # the pci.ids chip ("GP104"), for look-alikes of one chip
+
+
+class EntryTable:
+    """A cached matcher's entries as the cache keeps them: columns (kinds, targets, and the
+    names, device IDs and chips each one text), each :class:`Entry` made the first time it
+    is asked for (a listing reads a few dozen of the thousands of names).  Reads as the
+    list of entries it stands for.
+
+    >>> t = EntryTable.of([Entry(SUPPORTED_TEXT, 0, "GeForce GTX 1080", "10de:1b80", "GP104"),
+    ...                    Entry(VARIANT_MARK, -1, "mining", None)])
+    >>> t[1], len(t), t.kinds, t.targets
+    (Entry(kind=5, target=-1, name='mining', device_id=None, chip=None), 2, [0, 5], [0, -1])
+    >>> EntryTable(*t.columns()) == list(t) == [t[0], t[-1]]
+    True
+    """
+
+    __slots__ = ("kinds", "targets", "_texts", "_split", "_made")
+
+    _SEP = "\n"     # never inside a name, a device ID or a chip (each from one line of pci.ids)
+    _NONE = "\0"    # a device ID or a chip that is None
+
+    def __init__(self, kinds: bytes, targets: bytes, names: str, device_ids: str, chips: str) -> None:
+        self.kinds = list(kinds)                  # each entry's kind
+        self.targets = [t - 1 for t in targets]   # each entry's card index, or -1
+        self._texts = (names, device_ids, chips)
+        self._split: tuple[list[str], ...] | None = None
+        self._made: dict[int, Entry] = {}
+
+    @classmethod
+    def of(cls, entries: Iterable[Entry]) -> "EntryTable":
+        return cls(*cls._columns_of(list(entries)))
+
+    @classmethod
+    def _columns_of(cls, entries: list[Entry]) -> tuple[bytes, bytes, str, str, str]:
+        cols = [e.name for e in entries], [e.device_id for e in entries], [e.chip for e in entries]
+        if any(t is not None and (cls._SEP in t or cls._NONE in t) for col in cols for t in col):
+            raise ValueError("an entry's text holds a line break or a NUL")
+        kinds, targets = bytes(e.kind for e in entries), bytes(e.target + 1 for e in entries)  # ValueError out of range
+        names, device_ids, chips = (cls._SEP.join(cls._NONE if t is None else t for t in col) for col in cols)
+        return kinds, targets, names, device_ids, chips
+
+    def columns(self) -> tuple[bytes, bytes, str, str, str]:
+        """What the cache keeps: the constructor's arguments."""
+        return self._columns_of(list(self))
+
+    def _columns_split(self) -> tuple[list[str], ...]:
+        if self._split is None:
+            split = tuple(t.split(self._SEP) for t in self._texts)
+            if any(len(col) != len(self.kinds) for col in split):
+                raise ValueError("entry columns of different lengths")
+            self._split = split
+        return self._split
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def __getitem__(self, i: int) -> Entry:
+        e = self._made.get(i)
+        if e is None:
+            if not -len(self.kinds) <= i < len(self.kinds):
+                raise IndexError("entry index out of range")
+            i %= len(self.kinds)
+            names, device_ids, chips = self._columns_split()
+            d, c = device_ids[i], chips[i]
+            e = self._made[i] = Entry(self.kinds[i], self.targets[i], names[i], None if d == self._NONE else d,
+                                      None if c == self._NONE else c)
+        return e
+
+    def __iter__(self) -> Iterator[Entry]:
+        return map(self.__getitem__, range(len(self.kinds)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (EntryTable, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]

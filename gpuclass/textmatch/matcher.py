@@ -54,7 +54,7 @@ else:
 
 from ..errors import InputError
 from .clauses import refine
-from .entries import ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry
+from .entries import ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry, EntryTable
 from .normalize import RS, normalize_bytes
 from .quantity import MEMORY_TOKENS, quantity
 
@@ -179,18 +179,20 @@ class TextMatcher:
             db = default_database()
         self.entries: list[Entry] = []
         self.variant_of: dict[int, int] = {}  # supported entry -> its mining look-alike
-        from .build import automaton, collect, gate_automaton, markers, overlap_free
+        from .build import automaton, automaton_words, collect, gate_automaton, markers, overlap_free
 
         patterns, lookalike = collect(self, db)   # normalized pattern -> entry
         # Markers are plain substrings (no spaces around them, so that they never take
         # the space a name next to them needs); whole words are checked after the scan.
         self._markers = markers(self.entries)
-        self._auto = automaton(ahocorasick, patterns, self._markers)
+        words = automaton_words(patterns, self._markers)
+        self._word_lengths = [len(w) - 1 for w, _ in words]  # a hit's word: its length less one
+        self._word_entries = [e for _, e in words]           # and its entry
+        self._auto = automaton(ahocorasick, words)
         rare = [p for p, e in patterns.items() if e in lookalike]
         self._common, self._gate = self._auto, None
         if rare:
-            self._common = automaton(ahocorasick, {p: e for p, e in patterns.items() if e not in lookalike},
-                                      self._markers)
+            self._common = automaton(ahocorasick, words, lambda e: e not in lookalike)
             self._gate = gate_automaton(ahocorasick, rare)
         self.leftmost_longest = overlap_free(self.entries, patterns)
         self._heads = frozenset(p.split()[0] for p in (*patterns, *self._markers))
@@ -201,12 +203,16 @@ class TextMatcher:
 
     # what a built matcher holds beyond its policy: all a cached one needs (its automaton
     # of every name is kept apart, read when a text needs it)
-    _STATE = ("entries", "variant_of", "_markers", "leftmost_longest", "_heads", "_common", "_gate",
-              "n_patterns")
+    _STATE = ("entries", "variant_of", "_markers", "_word_lengths", "_word_entries", "leftmost_longest", "_heads",
+              "_common", "_gate", "n_patterns")
 
     def _ready(self) -> None:
-        self._kind = [e.kind for e in self.entries]
-        self._targets = [e.target for e in self.entries]
+        self._word = list(zip(self._word_lengths, self._word_entries))  # a hit's value -> (length less one, entry)
+        if type(self.entries) is EntryTable:
+            self._kind, self._targets = self.entries.kinds, self.entries.targets
+        else:
+            self._kind = [e.kind for e in self.entries]
+            self._targets = [e.target for e in self.entries]
 
     def _automaton(self, text: str) -> Any:
         """The automaton to scan ``text`` with.  Look-alike spellings (``RTX 4000 SFF Ada
@@ -241,7 +247,8 @@ class TextMatcher:
         return auto
 
     def _scan(self, text: str) -> Any:
-        """Hits ``(end, (length, entry))`` of ``text``: leftmost-longest where that gives the
+        """Hits ``(end, word)`` of ``text`` (``self._word[word]``: its length less one and its
+        entry): leftmost-longest where that gives the
         same answer (no trap name can begin inside a supported name and run past its end),
         else every hit, overlaps resolved after (see :meth:`_resolve`)."""
         auto = self._automaton(text)
@@ -274,8 +281,7 @@ class TextMatcher:
             m.card_names = tuple(c["name"] for c in compiled.cards)
             for name in cls._STATE:
                 setattr(m, name, state[name])
-            # kept as plain tuples: unpickling named tuples costs a call each
-            m.entries = list(map(tuple.__new__, itertools.repeat(Entry), m.entries))
+            m.entries = EntryTable(*m.entries)  # kept as columns: each entry made when asked for
             m._auto = None if m._gate is not None else m._common
             m._key, m._pci_ids = key, path
             m._ready()
@@ -287,7 +293,7 @@ class TextMatcher:
         if key is not None:
             cache.save_state(key, {"_auto": m._auto}, "all")
             state = {name: getattr(m, name) for name in cls._STATE}
-            state["entries"] = [tuple(e) for e in m.entries]
+            state["entries"] = EntryTable.of(m.entries).columns()
             cache.save_state(key, state)
         return m
 
@@ -338,7 +344,7 @@ class TextMatcher:
         # once per batch (its mentions depend on its own words only).
         memo: dict[str, list[tuple[int, int, str]]] = {}
         get, mentions = memo.get, self._mentions
-        kinds, heads, plain = self._kind, self._heads, self.leftmost_longest
+        kinds, heads, plain, word = self._kind, self._heads, self.leftmost_longest, self._word
         rows: list[int] = []
         found: list[list[tuple[int, int, str]]] = []
         for r, a, b in groups:
@@ -351,13 +357,14 @@ class TextMatcher:
             if done is None:
                 if b - a == 1 and plain:
                     # the common case: one plain name, nothing after it that could begin another
-                    e, (ln, ent) = hits[a]
+                    e, k = hits[a]
+                    ln, ent = word[k]
                     if kinds[ent] <= UNSUPPORTED_TEXT and norm[e + 1:norm.find(" ", e + 1)] not in heads:
                         done = memo[key] = [(ent, quantity(norm, e - ln, e), norm[e - ln + 1:e])]
                         rows.append(r)
                         found.append(done)
                         continue
-                done = memo[key] = mentions(norm, lo, hi, [(e - ln, e, ent) for e, (ln, ent) in hits[a:b]])
+                done = memo[key] = mentions(norm, lo, hi, self._spans(hits[a:b]))
             if done:
                 rows.append(r)
                 found.append(done)
@@ -370,6 +377,11 @@ class TextMatcher:
         targets = self._targets
         card = [targets[e] if k in (SUPPORTED_TEXT, EDITIONS_TEXT) else -1 for e, k in zip(out_entry, kind)]
         return TextMatches(self, n, out_rec, kind, card, out_count, out_entry, out_text)
+
+    def _spans(self, hits: Any) -> list[tuple[int, int, int]]:
+        """``(start, end, entry)`` of automaton hits ``(end, word index)``."""
+        word = self._word
+        return [(e - word[k][0], e, word[k][1]) for e, k in hits]
 
     def _mentions(self, norm: str, lo: int, hi: int,
                   spans: list[tuple[int, int, int]]) -> list[tuple[int, int, str]]:
@@ -412,7 +424,8 @@ class TextMatcher:
             hit = next(scan(text, pos, end), None)
             if hit is None:
                 break
-            e, (ln, ent) = hit
+            e, k = hit
+            ln, ent = self._word[k]
             out.append((lo + e - ln, lo + e, ent))
             pos = e if kinds[ent] < ABSENT_MARK else e + 1
         return out
@@ -422,7 +435,7 @@ class TextMatcher:
         """Rescan one text (``norm[lo:hi]``) with memory sizes taken out (``RTX PRO 6000
         Blackwell 96GB Server Edition``); kept only when that resolves what was ambiguous."""
         segment = MEMORY_TOKENS.sub("", norm[lo:hi])
-        spans = [(e - ln, e, ent) for e, (ln, ent) in self._scan(segment)]
+        spans = self._spans(self._scan(segment))
         marks = [s for s in spans if self._kind[s[2]] >= ABSENT_MARK]
         spans = [s for s in spans if self._kind[s[2]] < ABSENT_MARK]
         again = self._resolve(spans) if spans else []

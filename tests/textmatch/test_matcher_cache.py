@@ -210,3 +210,61 @@ def test_old_matchers_are_retired(cache_dir):
         assert left == sorted(newest)
         assert C.load_state(f"a test key {C.KEPT + 2}", part) == {"i": C.KEPT + 2, "part": part}
         assert C.load_state("a test key 0", part) is None
+
+
+# -- the entries as the cache keeps them ------------------------------------------------------
+
+def test_a_cached_matchers_entries_are_the_built_ones(cache_dir):
+    from gpuclass.textmatch.entries import EntryTable
+
+    TextMatcher.cached()  # warm
+    loaded, built = TextMatcher.cached(), _built()
+    assert type(loaded.entries) is EntryTable and type(built.entries) is list
+    assert loaded.entries == built.entries and list(loaded.entries) == built.entries
+    assert loaded._kind == [e.kind for e in built.entries] and loaded._targets == [e.target for e in built.entries]
+    assert loaded.entries[-1] == built.entries[-1] and loaded.entries[0] is loaded.entries[0]
+    with pytest.raises(IndexError):
+        loaded.entries[len(built.entries)]
+
+
+def test_a_listing_makes_only_the_entries_it_names(cache_dir):
+    TextMatcher.cached()  # warm
+    m = TextMatcher.cached()
+    m.find_many(TEXTS)
+    assert 0 < len(m.entries._made) < 50 < len(m.entries)
+
+
+def test_entry_columns_keep_every_field_or_refuse_it():
+    from gpuclass.textmatch.entries import ABSENT_MARK, SUPPORTED_TEXT, Entry, EntryTable
+
+    entries = [Entry(SUPPORTED_TEXT, 6, "RTX PRO 6000 Blackwell", "10de:2bb1", "GB202GL"),
+               Entry(ABSENT_MARK, -1, "", None, None), Entry(SUPPORTED_TEXT, 0, "x", "", "\u2122")]
+    table = EntryTable(*EntryTable.of(entries).columns())
+    assert list(table) == entries and table == entries and table != entries[:2]
+    for bad in (Entry(0, 0, "two\nlines", None), Entry(0, 0, "nul\0", None), Entry(0, 255, "x", None),
+                Entry(256, 0, "x", None), Entry(0, -2, "x", None)):
+        with pytest.raises(ValueError):
+            EntryTable.of([bad])
+    with pytest.raises(ValueError):  # columns of different lengths (a damaged state)
+        list(EntryTable(b"\0\0", b"\1\1", "a", "\0\n\0", "\0\n\0"))
+
+
+def test_a_database_of_long_names_builds_and_loads_a_matcher(cache_dir, tmp_path):
+    """A pci.ids line may be a thousand characters long: such a name is matched, built or
+    loaded from the cache, as any other."""
+    from gpuclass.db.locate import bundled_path
+
+    words = " ".join(f"Edition{i}" for i in range(90))
+    long_name = f"GA102 [GeForce RTX 3099 {words}]"
+    ids = tmp_path / "pci.ids"
+    ids.write_bytes(bundled_path().read_bytes().replace(b"\n10de  NVIDIA Corporation\n",
+                                                        f"\n10de  NVIDIA Corporation\n\t2bff  {long_name}\n".encode()))
+    assert len(long_name) > 800 and len(long_name.encode()) < 1000
+    text = f"2x NVIDIA RTX 3099 {words}, 64 GB RAM"
+    built = TextMatcher.cached(pci_ids=ids)
+    loaded = TextMatcher.cached(pci_ids=ids)
+    assert loaded._key is not None and loaded is not built
+    for m in (built, loaded):
+        (hit,) = m.find(text)
+        assert (hit.kind, hit.count, hit.device_id) == ("unsupported", 2, "10de:2bff")
+        assert m.find("GTX 1080 Ti")[0].card == "gtx-1080-ti"

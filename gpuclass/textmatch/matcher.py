@@ -54,7 +54,8 @@ else:
 
 from ..errors import InputError
 from .clauses import refine
-from .entries import ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry, EntryTable
+from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry,
+                      EntryTable)
 from .normalize import RS, normalize_bytes
 from .quantity import MEMORY_TOKENS, quantity
 
@@ -248,9 +249,9 @@ class TextMatcher:
 
     def _scan(self, text: str) -> Any:
         """Hits ``(end, word)`` of ``text`` (``self._word[word]``: its length less one and its
-        entry): leftmost-longest where that gives the
-        same answer (no trap name can begin inside a supported name and run past its end),
-        else every hit, overlaps resolved after (see :meth:`_resolve`)."""
+        entry): leftmost-longest where that gives the same answer (no trap name can begin
+        inside a supported name and run past its end), else every hit, overlaps resolved
+        after (see :meth:`_resolve`)."""
         auto = self._automaton(text)
         return auto.iter_long(text) if self.leftmost_longest else auto.iter(text)
 
@@ -293,7 +294,10 @@ class TextMatcher:
         if key is not None:
             cache.save_state(key, {"_auto": m._auto}, "all")
             state = {name: getattr(m, name) for name in cls._STATE}
-            state["entries"] = EntryTable.of(m.entries).columns()
+            try:
+                state["entries"] = EntryTable.of(m.entries).columns()
+            except ValueError:  # a name the columns cannot hold (a policy's own text): built each time
+                return m
             cache.save_state(key, state)
         return m
 

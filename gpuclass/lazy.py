@@ -14,12 +14,25 @@ from __future__ import annotations
 
 import collections
 import importlib
+import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-__all__ = ["lazy_exports", "NamedTuple"]
+__all__ = ["lazy_exports", "compiled_function", "NamedTuple"]
+
+
+def compiled_function(module: str, name: str) -> Any:
+    """``name`` of the optional compiled module ``module`` (a fast path beside Python code
+    that gives the same answers), or None: not built, built without it, or
+    ``GPUCLASS_NO_EXTENSIONS=1`` (the Python code runs then)."""
+    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
+        return None
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
 
 
 def lazy_exports(package: str, names: dict[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:

@@ -32,6 +32,23 @@ EXE = _entry_point()
 COMMAND = [EXE] if EXE else [sys.executable, "-m", "gpuclass"]
 
 
+def compiled_feed(name: str):
+    """``name`` of the compiled feed module (``gpuclass._feed``) for a test of it: skipped
+    where ``GPUCLASS_NO_EXTENSIONS`` disables extensions, a failure (never a skip) where
+    it should have been built."""
+    import pytest
+
+    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
+        pytest.skip("extensions disabled by GPUCLASS_NO_EXTENSIONS")
+    try:
+        from gpuclass import _feed
+    except ImportError as exc:
+        pytest.fail(f"the feed extension did not build: {exc}")
+    if not hasattr(_feed, name):
+        pytest.fail(f"the feed extension was built without {name}")
+    return getattr(_feed, name)
+
+
 @functools.lru_cache(maxsize=None)
 def outside_tree() -> str:
     """An empty directory to start processes in, as a user's would start: from the

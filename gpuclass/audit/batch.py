@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 
+from ..lazy import compiled_function
 from .report import PASSTHROUGH, AuditSummary, ServerReport, finish, passthrough, passthrough_cells, unquoted
 
 TYPE_CHECKING = False
@@ -34,20 +34,9 @@ if TYPE_CHECKING:
 __all__ = ["SharedOutcome", "ReportBatch"]
 
 
-def _line_maker():
-    """The compiled line maker (:func:`gpuclass._feed.csv_lines`: the same lines as
-    :meth:`ReportBatch.csv_lines` makes here), or None: not built, or
-    ``GPUCLASS_NO_EXTENSIONS=1``."""
-    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
-        return None
-    try:
-        from .._feed import csv_lines
-    except ImportError:
-        return None
-    return csv_lines
-
-
-_compiled_lines = _line_maker()
+# the compiled line maker (gpuclass._feed.csv_lines: the same lines as ReportBatch.csv_lines
+# makes here), or None
+_compiled_lines = compiled_function("gpuclass._feed", "csv_lines")
 
 
 class SharedOutcome:

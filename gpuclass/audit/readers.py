@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .progress import Progress
 
 from ..inputs import open_input
+from ..lazy import compiled_function
 from .compressed import Limits, archive_kind, compression_of, decompress, decompress_errors
 
 __all__ = ["KINDS", "TEXT_COLUMNS", "SERVER_COLUMNS", "CHUNK_ROWS", "DEVICE_FIELDS", "DEVICE_ALIASES",
@@ -89,15 +90,9 @@ _KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')     # ... followed by a colon: an ob
 
 
 def _record_scanner() -> Any:
-    """The compiled record scanner (:mod:`gpuclass._feed`), or None: not built, or
-    ``GPUCLASS_NO_EXTENSIONS=1`` (then every record is decoded by :mod:`json`)."""
-    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
-        return None
-    try:
-        from .._feed import scan_records
-    except ImportError:
-        return None
-    return scan_records
+    """The compiled record scanner (:mod:`gpuclass._feed`), or None (then every record is
+    decoded by :mod:`json`; see :func:`~gpuclass.lazy.compiled_function`)."""
+    return compiled_function("gpuclass._feed", "scan_records")
 
 
 def iter_feed(reader: Reader, source: str,

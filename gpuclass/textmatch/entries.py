@@ -60,10 +60,12 @@ class EntryTable:
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> "EntryTable":
-        return cls(*cls._columns_of(list(entries)))
+        return cls(*cls.columns_of(list(entries)))
 
     @classmethod
-    def _columns_of(cls, entries: list[Entry]) -> tuple[bytes, bytes, str, str, str]:
+    def columns_of(cls, entries: list[Entry]) -> tuple[bytes, bytes, str, str, str]:
+        """What the cache keeps of ``entries``: the constructor's arguments (ValueError where
+        a text holds a line break or a NUL, or a kind or target is out of range)."""
         cols = [e.name for e in entries], [e.device_id for e in entries], [e.chip for e in entries]
         if any(t is not None and (cls._SEP in t or cls._NONE in t) for col in cols for t in col):
             raise ValueError("an entry's text holds a line break or a NUL")
@@ -73,7 +75,7 @@ class EntryTable:
 
     def columns(self) -> tuple[bytes, bytes, str, str, str]:
         """What the cache keeps: the constructor's arguments."""
-        return self._columns_of(list(self))
+        return self.columns_of(list(self))
 
     def _columns_split(self) -> tuple[list[str], ...]:
         if self._split is None:

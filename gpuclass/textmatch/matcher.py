@@ -209,11 +209,10 @@ class TextMatcher:
 
     def _ready(self) -> None:
         self._word = list(zip(self._word_lengths, self._word_entries))  # a hit's value -> (length less one, entry)
-        if type(self.entries) is EntryTable:
+        if type(self.entries) is EntryTable:  # a cached matcher's: its columns as they are
             self._kind, self._targets = self.entries.kinds, self.entries.targets
         else:
-            self._kind = [e.kind for e in self.entries]
-            self._targets = [e.target for e in self.entries]
+            self._kind, self._targets = [e.kind for e in self.entries], [e.target for e in self.entries]
 
     def _automaton(self, text: str) -> Any:
         """The automaton to scan ``text`` with.  Look-alike spellings (``RTX 4000 SFF Ada
@@ -248,10 +247,9 @@ class TextMatcher:
         return auto
 
     def _scan(self, text: str) -> Any:
-        """Hits ``(end, word)`` of ``text`` (``self._word[word]``: its length less one and its
-        entry): leftmost-longest where that gives the same answer (no trap name can begin
-        inside a supported name and run past its end), else every hit, overlaps resolved
-        after (see :meth:`_resolve`)."""
+        """Hits ``(end, word)`` of ``text`` (``self._word[word]``: length less one, entry):
+        leftmost-longest where that gives the same answer (no trap name can begin inside a
+        supported name and run past its end), else every hit, overlaps resolved after (:meth:`_resolve`)."""
         auto = self._automaton(text)
         return auto.iter_long(text) if self.leftmost_longest else auto.iter(text)
 
@@ -295,7 +293,7 @@ class TextMatcher:
             cache.save_state(key, {"_auto": m._auto}, "all")
             state = {name: getattr(m, name) for name in cls._STATE}
             try:
-                state["entries"] = EntryTable.of(m.entries).columns()
+                state["entries"] = EntryTable.columns_of(m.entries)
             except ValueError:  # a name the columns cannot hold (a policy's own text): built each time
                 return m
             cache.save_state(key, state)

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit_samples import AUCTION, auction_listing
+from helpers import compiled_feed
 from gpuclass import audit as A
 from gpuclass.audit import audit_paths, write_reports
 from gpuclass.audit.listings import TextAuditor
@@ -30,14 +31,7 @@ SETTINGS = settings(max_examples=int(os.environ.get("GPUCLASS_MUTATIONS", "60"))
 
 @pytest.fixture(scope="module")
 def scan():
-    """The compiled scanner; a test fails (never skips) where it should have been built."""
-    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
-        pytest.skip("extensions disabled by GPUCLASS_NO_EXTENSIONS")
-    try:
-        from gpuclass._feed import scan_records
-    except ImportError as exc:
-        pytest.fail(f"the feed scanner did not build: {exc}")
-    return scan_records
+    return compiled_feed("scan_records")
 
 
 def narrow(rec):

@@ -8,12 +8,12 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import compiled_feed
 from gpuclass.audit.batch import ReportBatch, SharedOutcome
 from gpuclass.audit.output import write_reports
 from gpuclass.audit.report import CSV_COLUMNS, PASSTHROUGH, AuditSummary, ServerReport, finish, passthrough
@@ -112,14 +112,7 @@ def test_a_batch_writes_and_counts_what_its_reports_say(batch):
 
 @pytest.fixture(scope="module")
 def compiled_lines():
-    """The compiled line maker; a test fails (never skips) where it should have been built."""
-    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
-        pytest.skip("extensions disabled by GPUCLASS_NO_EXTENSIONS")
-    try:
-        from gpuclass._feed import csv_lines
-    except ImportError as exc:
-        pytest.fail(f"the feed extension did not build: {exc}")
-    return csv_lines
+    return compiled_feed("csv_lines")
 
 
 class _Record(dict):

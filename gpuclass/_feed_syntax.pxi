@@ -30,28 +30,41 @@ cdef extern from *:
     """
     #define GPUCLASS_LOW_BITS 0x0101010101010101ULL
     #define GPUCLASS_HIGH_BITS 0x8080808080808080ULL
+    /* the place in its word of the first flagged byte (the lowest set high bit: exact, as a
+       borrow only runs from a flagged byte to the ones after it); 0 where the first byte in
+       memory is not the word's lowest (then the bytes are read one by one from there) */
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    #define GPUCLASS_FIRST_FLAGGED(m) (__builtin_ctzll(m) >> 3)
+    #else
+    #define GPUCLASS_FIRST_FLAGGED(m) 0
+    #endif
     """
     const uint64_t LOW_BITS "GPUCLASS_LOW_BITS"
     const uint64_t HIGH_BITS "GPUCLASS_HIGH_BITS"
+    int first_flagged "GPUCLASS_FIRST_FLAGGED"(uint64_t m) nogil
 
 
-cdef inline bint plain_word(uint64_t w) nogil:
+cdef inline uint64_t flagged_bytes(uint64_t w) nogil:
+    """The high bit of each byte of ``w`` that may be a quote, a backslash or a control
+    character: none where none is, and the first flagged one is one."""
     cdef uint64_t q = w ^ (LOW_BITS * 0x22), b = w ^ (LOW_BITS * 0x5C)
     # a byte equal to zero in q or b, or below 0x20 in w, sets its high bit: exact for the
     # word as a whole (a borrow only runs on from a byte that is itself zero or low)
-    return ((((q - LOW_BITS) & ~q) | ((b - LOW_BITS) & ~b) | ((w - LOW_BITS * 0x20) & ~w)) & HIGH_BITS) == 0
+    return (((q - LOW_BITS) & ~q) | ((b - LOW_BITS) & ~b) | ((w - LOW_BITS * 0x20) & ~w)) & HIGH_BITS
 
 
 cdef Py_ssize_t string_end(const uchar_t* t, Py_ssize_t n, Py_ssize_t i, bint* escaped) nogil:
     """``i`` after an opening quote: the index after the closing one, V_BAD or V_END."""
     cdef Py_UCS4 c
     cdef int k
-    cdef uint64_t w
+    cdef uint64_t w, m
     while i < n:
         if uchar_t is uint8_t:
             while i + 8 <= n:
                 memcpy(&w, t + i, 8)
-                if not plain_word(w):
+                m = flagged_bytes(w)
+                if m:
+                    i += first_flagged(m)
                     break
                 i += 8
             if i >= n:

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = ["matcher_key", "load_state", "save_state", "cache_path", "FORMAT", "MAGIC", "PARTS", "KEPT"]
 
-FORMAT = 3
-MAGIC = b"GPCLSTM\x03"
+FORMAT = 4
+MAGIC = b"GPCLSTM\x04"
 PARTS = ("common", "all")  # what every listing reads; the automaton of every name
 _LEN = 4  # bytes of a length or a CRC, little-endian
 KEPT = 4  # matchers kept per part: a new key (a reinstall, a changed pci.ids or policy) retires the oldest

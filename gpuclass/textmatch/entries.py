@@ -9,6 +9,8 @@ True
 
 from __future__ import annotations
 
+from array import array
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -17,7 +19,7 @@ else:
     from ..lazy import NamedTuple
 
 __all__ = ["SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "EDITIONS_TEXT", "ABSENT_MARK",
-           "VARIANT_MARK", "KIND_NAMES", "Entry", "EntryTable"]
+           "VARIANT_MARK", "KIND_NAMES", "Entry", "EntryTable", "WordTable"]
 
 SUPPORTED_TEXT, UNSUPPORTED_TEXT, AMBIGUOUS_TEXT, EDITIONS_TEXT = 0, 1, 2, 3
 ABSENT_MARK, VARIANT_MARK = 4, 5   # markers: never reported as mentions themselves
@@ -109,3 +111,38 @@ class EntryTable:
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class WordTable(dict):
+    """What an automaton hit's value (its word's index) stands for: ``(length less one,
+    entry)``, each pair made the first time a hit names it.  Kept (and pickled) as two
+    integer arrays, which the cache reads back as they are: a matcher loads without an
+    object per word, and a listing names a few dozen of its thousands of words.
+
+    >>> t = WordTable.of([(" gtx 1080 ", 0), ("mining", 1)])
+    >>> t[0], t[1], len(t.lengths)
+    ((9, 0), (5, 1), 2)
+    """
+
+    __slots__ = ("lengths", "entries")
+
+    def __init__(self, lengths: array, entries: array) -> None:
+        super().__init__()
+        if len(lengths) != len(entries):
+            raise ValueError("word columns of different lengths")
+        self.lengths, self.entries = lengths, entries
+
+    @classmethod
+    def of(cls, words: Iterable[tuple[str, int]]) -> "WordTable":
+        """The table of ``words`` ``(word, entry)``, a word's index its place here."""
+        words = list(words)
+        return cls(array("i", [len(w) - 1 for w, _ in words]), array("i", [e for _, e in words]))
+
+    def __missing__(self, k: int) -> tuple[int, int]:
+        if type(k) is not int or not 0 <= k < len(self.lengths):
+            raise KeyError(k)
+        v = self[k] = (self.lengths[k], self.entries[k])
+        return v
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.lengths, self.entries)

@@ -55,7 +55,7 @@ else:
 from ..errors import InputError
 from .clauses import refine
 from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry,
-                      EntryTable)
+                      EntryTable, WordTable)
 from .normalize import RS, normalize_bytes
 from .quantity import MEMORY_TOKENS, quantity
 
@@ -187,8 +187,7 @@ class TextMatcher:
         # the space a name next to them needs); whole words are checked after the scan.
         self._markers = markers(self.entries)
         words = automaton_words(patterns, self._markers)
-        self._word_lengths = [len(w) - 1 for w, _ in words]  # a hit's word: its length less one
-        self._word_entries = [e for _, e in words]           # and its entry
+        self._word = WordTable.of(words)  # a hit's value -> (its word's length less one, entry)
         self._auto = automaton(ahocorasick, words)
         rare = [p for p, e in patterns.items() if e in lookalike]
         self._common, self._gate = self._auto, None
@@ -204,11 +203,10 @@ class TextMatcher:
 
     # what a built matcher holds beyond its policy: all a cached one needs (its automaton
     # of every name is kept apart, read when a text needs it)
-    _STATE = ("entries", "variant_of", "_markers", "_word_lengths", "_word_entries", "leftmost_longest", "_heads",
+    _STATE = ("entries", "variant_of", "_markers", "_word", "leftmost_longest", "_heads",
               "_common", "_gate", "n_patterns")
 
     def _ready(self) -> None:
-        self._word = list(zip(self._word_lengths, self._word_entries))  # a hit's value -> (length less one, entry)
         if type(self.entries) is EntryTable:  # a cached matcher's: its columns as they are
             self._kind, self._targets = self.entries.kinds, self.entries.targets
         else:

@@ -234,6 +234,29 @@ def test_a_listing_makes_only_the_entries_it_names(cache_dir):
     assert 0 < len(m.entries._made) < 50 < len(m.entries)
 
 
+def test_a_cached_matchers_words_are_the_built_ones_made_as_hits_name_them(cache_dir):
+    import pickle
+
+    from gpuclass.textmatch.entries import WordTable
+
+    TextMatcher.cached()  # warm
+    loaded, built = TextMatcher.cached(), _built()
+    assert type(loaded._word) is WordTable and len(loaded._word) == 0  # no pair made before a hit
+    assert loaded._word.lengths == built._word.lengths and loaded._word.entries == built._word.entries
+    assert len(built._word.lengths) > 1000
+    loaded.find_many(TEXTS)
+    assert 0 < len(loaded._word) < 50
+    assert all(loaded._word[k] == built._word[k] for k in range(len(built._word.lengths)))
+    for k in (-1, len(built._word.lengths), "0"):
+        with pytest.raises(KeyError):
+            loaded._word[k]
+    # pickled as its two arrays: no pair, and no object per word
+    again = pickle.loads(pickle.dumps(loaded._word))
+    assert type(again) is WordTable and len(again) == 0 and again.lengths == loaded._word.lengths
+    with pytest.raises(ValueError):
+        WordTable(built._word.lengths, built._word.entries[:-1])
+
+
 def test_entry_columns_keep_every_field_or_refuse_it():
     from gpuclass.textmatch.entries import ABSENT_MARK, SUPPORTED_TEXT, Entry, EntryTable
 

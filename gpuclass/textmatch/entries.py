@@ -136,7 +136,7 @@ class WordTable(dict):
     def of(cls, words: Iterable[tuple[str, int]]) -> "WordTable":
         """The table of ``words`` ``(word, entry)``, a word's index its place here."""
         words = list(words)
-        return cls(array("i", [len(w) - 1 for w, _ in words]), array("i", [e for _, e in words]))
+        return cls(_narrow([len(w) - 1 for w, _ in words]), _narrow([e for _, e in words]))
 
     def __missing__(self, k: int) -> tuple[int, int]:
         if type(k) is not int or not 0 <= k < len(self.lengths):
@@ -146,3 +146,9 @@ class WordTable(dict):
 
     def __reduce__(self) -> tuple:
         return type(self), (self.lengths, self.entries)
+
+
+def _narrow(values: list[int]) -> array:
+    """``values`` (none negative) in the narrowest unsigned array that holds them."""
+    top = max(values, default=0)
+    return array("B" if top < 1 << 8 else "H" if top < 1 << 16 else "L", values)

@@ -13,12 +13,13 @@ rollup's rules, so the answer equals the single-process one.  The graph, per par
    up their counts, problems joined in partition order.
 
 The result's partitions are the audited ones, then the merged ones.  Rows without a server
-name stay rows of their own, as :func:`gpuclass.audit_table` has them.  The compiled policy
-travels as its plain data (a few KiB) and becomes one cached, frozen copy per worker process.
+name stay rows of their own, as :func:`gpuclass.audit_table` has them.  The same tree adds up
+the partitions' lengths, so that ``row`` (a server's first row) and the row numbers in
+``problems`` count from the start of the whole table, 1-based, as in every other audit.  The
+compiled policy travels as its plain data (a few KiB) and becomes one cached, frozen copy per
+worker process.
 
-Needs the ``dask`` extra (``pip install 'gpuclass[dask]'``).  Problems name the partition and
-the row inside it (``partition 3 row 17: vendor 'zz' is not a hex ID``): a partition does not
-know its place in the whole table.
+Needs the ``dask`` extra (``pip install 'gpuclass[dask]'``).
 
 >>> import pandas as pd, dask.dataframe as dd
 >>> df = pd.DataFrame({"server": ["a", "a", "b"], "vendor": ["10de", "10de", "8086"],
@@ -36,9 +37,10 @@ from typing import Any
 import numpy as np
 
 from ._native import core, key_column
-from .audit.columnar import audit_table, int32_columns, pooled_empty, result_columns
-from .audit.readers import DEVICE_FIELDS
-from .audit.tables import device_columns
+from .audit.frames import audit_table
+from .audit.ingest.columns import DEVICE_FIELDS, device_columns
+from .audit.pool import pooled_empty
+from .audit.results.columns import int32_columns, table_columns
 from .errors import InputError
 from .policy import compile_policy
 
@@ -50,24 +52,18 @@ _SEED = 0x6770_7563_6C61_7373
 _SPLIT_EVERY = 16  # hash arrays combined per task of the tree
 
 
-def _numbered(problem: str) -> bool:
-    """True for a problem that starts 'row N: ' (a row number within the partition)."""
-    head, sep, _ = problem.partition(": ")
-    return bool(sep) and head.startswith("row ") and head[4:].isdigit()
-
-
 def _columns(compiled: Any) -> list[str]:
-    return [c for c in result_columns(compiled) if c != "first_row"]
+    return table_columns(compiled.card_ids)
 
 
 def _counts(compiled: Any) -> list[str]:
     """The columns a merge adds up."""
-    return [c for c in _columns(compiled) if c not in ("server", "gpu_capable", "problems")]
+    return [c for c in _columns(compiled) if c not in ("server", "gpu_capable", "problems", "row")]
 
 
 # counts are int32, as audit_table has them (half the memory a partition's frame takes);
-# a server's rows, int64
-_WIDE = ("rows",)
+# a server's rows and first row, int64
+_WIDE = ("rows", "row")
 
 
 def _meta(compiled: Any, server_dtype: Any):
@@ -85,25 +81,26 @@ def _server_dtype(part: Any, server_column: str | None) -> Any:
     return part.dtypes.iloc[device_columns(names, server_column)["server"]]
 
 
-def _problems(result: Any, number: int):
-    """The problem column: each flagged server's problems as one text (rows named by
-    partition), null elsewhere; only the flagged servers are visited."""
+def _problems(result: Any, offset: int):
+    """The problem column: each flagged server's problems as one text (row numbers from
+    ``offset``, the partition's first row in the whole table), null elsewhere; only the
+    flagged servers are visited."""
     import pandas as pd
     import pyarrow as pa
 
-    flagged = result.problems_by_server()
+    flagged = result.problem_lists(offset)
     if not flagged:
         return pd.arrays.ArrowStringArray(pa.nulls(len(result), pa.large_string()))
     where = np.full(len(result), -1, np.int64)
     where[np.fromiter(flagged, np.int64, len(flagged))] = np.arange(len(flagged))
-    texts = pa.array(["; ".join(f"partition {number} {x}" if _numbered(x) else x for x in p)
-                      for p in flagged.values()], pa.large_string())
+    texts = pa.array(["; ".join(p) for p in flagged.values()], pa.large_string())
     return pd.arrays.ArrowStringArray(texts.take(pa.array(where, mask=where < 0)))
 
 
-def _audit(part: Any, compiled: Any, server_column: str | None, number: int):
-    """``part`` audited: the :class:`~gpuclass.audit.columnar.AuditTable` and its rows as
-    the pandas frame :func:`audit` gives (the dtypes of :func:`_meta`)."""
+def _audit(part: Any, compiled: Any, server_column: str | None):
+    """``part`` audited: the :class:`~gpuclass.audit.results.table.AuditTable` and its rows
+    as the pandas frame :func:`audit` gives (the dtypes of :func:`_meta`; ``row`` and
+    ``problems`` counted within the partition until :func:`_place` moves them)."""
     import pandas as pd
 
     result = audit_table(part, policy=compiled, server_column=server_column)
@@ -111,16 +108,23 @@ def _audit(part: Any, compiled: Any, server_column: str | None, number: int):
     # the audit's int32 block becomes the frame's, without a copy (only the frame and the
     # server column are read from here on); pandas copies a bare array it is given as a
     # column, and not a Series that wraps it
-    frame = pd.DataFrame(result.int32_block(writeable=True).T, columns=int32_columns(compiled),
+    frame = pd.DataFrame(result.int32_block(writeable=True).T, columns=int32_columns(compiled.card_ids),
                          copy=False)
-    for c in _WIDE:  # after the counts, as in result_columns
+    for c in _WIDE:  # after the counts, as in table_columns
         frame[c] = pd.Series(_writeable(t[c].to_numpy()), copy=False)
     server = t["server"].to_pandas()
     want = _server_dtype(part, server_column)
     frame.insert(0, "server", server if server.dtype == want else server.astype(want))
     frame.insert(1, "gpu_capable", pd.Series(t["gpu_capable"].to_numpy(), copy=False))
-    frame["problems"] = _problems(result, number)
     return result, frame
+
+
+def _place(result: Any, frame: Any, offset: int) -> Any:
+    """A partition's frame with its rows counted from ``offset`` (its first row in the table)."""
+    if offset:
+        frame["row"] += offset
+    frame["problems"] = _problems(result, offset)
+    return frame
 
 
 def _writeable(values: np.ndarray) -> np.ndarray:
@@ -133,27 +137,27 @@ def _writeable(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def partition_audit(part: Any, compiled: Any, server_column: str | None = None,
-                    partition_info: dict | None = None):
+def partition_audit(part: Any, compiled: Any, server_column: str | None = None, offset: int = 0):
     """One partition (a pandas DataFrame) audited in process: one row per server of it, with
-    the columns of :func:`audit`'s result (problems name the partition, ``partition_info``'s
-    number, as ``map_partitions`` passes it).
+    the columns of :func:`audit`'s result, rows counted from ``offset`` (the partition's
+    first row in the whole table).
 
     >>> import pandas as pd
     >>> part = pd.DataFrame({"server": ["a", "b"], "vendor": ["10de", "zz"],
     ...                      "device": ["27b0", "27b0"], "class": ["0300", "0300"]})
-    >>> partition_audit(part, compile_policy(), partition_info={"number": 3})["problems"].tolist()
-    [<NA>, "partition 3 row 2: vendor 'zz' is not a hex ID"]
+    >>> partition_audit(part, compile_policy(), offset=10)["problems"].tolist()
+    [<NA>, "row 12: vendor 'zz' is not a hex ID"]
     """
-    return _audit(part, compiled, server_column, (partition_info or {}).get("number", 0))[1]
+    return _place(*_audit(part, compiled, server_column), offset)
 
 
 def _audited(part: Any, number: int, compiled: Any, server_column: str | None):
-    """A partition's rows per server, the hash of each server name and which rows have a name."""
-    result, frame = _audit(part, compiled, server_column, number)
+    """A partition audited, the hash of each server name, which rows have a name, and the
+    partition's number and length."""
+    result, frame = _audit(part, compiled, server_column)
     server = result.table["server"]
     named = ~np.asarray(server.is_null(), dtype=bool) if server.null_count else np.ones(len(frame), bool)
-    return frame, core.key_hashes(key_column(server, "server"), _SEED), named
+    return result, frame, core.key_hashes(key_column(server, "server"), _SEED), named, number, len(part)
 
 
 def _distinct(sorted_hashes: np.ndarray) -> np.ndarray:
@@ -162,33 +166,44 @@ def _distinct(sorted_hashes: np.ndarray) -> np.ndarray:
     return sorted_hashes[keep]
 
 
-def _seen(audited: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """A tree leaf: the partition's distinct server hashes (sorted), none shared yet."""
-    _, hashes, named = audited
+def _seen(audited: tuple) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+    """A tree leaf: the partition's distinct server hashes (sorted), none shared yet, and
+    its length."""
+    _, _, hashes, named, number, length = audited
     mine = hashes[named]
     mine.sort()
-    return _distinct(mine), np.empty(0, np.uint64)
+    return _distinct(mine), np.empty(0, np.uint64), {number: length}
 
 
-def _combine(items: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """The hashes seen by some of a group of partitions (sorted, distinct) and those seen by
-    two or more.  Each item's seen hashes are distinct, so a hash twice in the concatenation
-    comes from two partitions."""
-    seen = np.sort(np.concatenate([s for s, _ in items]))
+def _combine(items: list[tuple[np.ndarray, np.ndarray, dict[int, int]]]) -> tuple[np.ndarray, np.ndarray,
+                                                                                  dict[int, int]]:
+    """The hashes seen by some of a group of partitions (sorted, distinct), those seen by
+    two or more, and the partitions' lengths.  Each item's seen hashes are distinct, so a
+    hash twice in the concatenation comes from two partitions."""
+    seen = np.sort(np.concatenate([s for s, _, _ in items]))
     twice = seen[1:][seen[1:] == seen[:-1]]
-    shared = np.sort(np.concatenate([twice, *(sh for _, sh in items)]))
-    return _distinct(seen), _distinct(shared)
+    shared = np.sort(np.concatenate([twice, *(sh for _, sh, _ in items)]))
+    lengths = {k: v for _, _, part in items for k, v in part.items()}
+    return _distinct(seen), _distinct(shared), lengths
 
 
-def _shared(items: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """The tree's root: the hashes seen in two partitions or more."""
-    return _combine(items)[1]
+def _root(items: list[tuple[np.ndarray, np.ndarray, dict[int, int]]]) -> tuple[np.ndarray, dict[int, int]]:
+    """The tree's root: the hashes seen in two partitions or more, and each partition's
+    first row in the whole table."""
+    _, shared, lengths = _combine(items)
+    offsets, at = {}, 0
+    for number in sorted(lengths):
+        offsets[number] = at
+        at += lengths[number]
+    return shared, offsets
 
 
-def _split(audited: tuple, shared: np.ndarray, split_out: int) -> tuple:
+def _split(audited: tuple, root: tuple[np.ndarray, dict[int, int]], split_out: int) -> tuple:
     """The partition's rows of servers no other partition has (untouched where there are
-    none), then its other rows, one frame per merge task."""
-    frame, hashes, named = audited
+    none), then its other rows, one frame per merge task; rows counted in the whole table."""
+    result, frame, hashes, named, number, _ = audited
+    shared, offsets = root
+    frame = _place(result, frame, offsets[number])
     empty = frame.iloc[:0]
     hit = np.zeros(len(frame), bool)
     if len(shared) and len(frame):
@@ -220,6 +235,7 @@ def _merge(pieces: list[Any], compiled: Any):
     out: dict[str, Any] = {"server": frame["server"].take(order[starts]).reset_index(drop=True)}
     for c in _counts(compiled):
         out[c] = np.add.reduceat(frame[c].to_numpy(np.int64)[order], starts).astype(frame[c].dtype)
+    out["row"] = np.minimum.reduceat(frame["row"].to_numpy(np.int64)[order], starts)
     out["gpu_capable"] = out["supported_cards"] > 0
     texts = pa.array(frame["problems"])
     if isinstance(texts, pa.ChunkedArray):
@@ -255,7 +271,7 @@ def _graph(keys: list[Any], compiled: Any, server_column: str | None, split_out:
         for j, group in enumerate(groups):
             dsk[(name, "combine", depth, j)] = (_combine, group)
         level = [(name, "combine", depth, j) for j in range(len(groups))]
-    dsk[(name, "shared")] = (_shared, level)
+    dsk[(name, "shared")] = (_root, level)
     outputs = []
     for i in range(len(keys)):
         dsk[(name, "split", i)] = (_split, (name, "part", i), (name, "shared"), split_out)
@@ -272,8 +288,8 @@ def _graph(keys: list[Any], compiled: Any, server_column: str | None, split_out:
 def audit(data: Any, *, policy: Any = None, server_column: str | None = None,
           split_out: int | None = None):
     """Audit a Dask DataFrame of device rows (or the Parquet dataset at a path): a Dask
-    DataFrame with the columns of :func:`gpuclass.audit.columnar.result_columns` (less
-    ``first_row``), one row per server, in no particular order.
+    DataFrame with the columns of :func:`gpuclass.audit.results.columns.table_columns` (those
+    of ``audit_table().table``), one row per server, in no particular order.
 
     ``split_out``: how many tasks merge the servers whose rows span partitions (default: one
     per partition, at most 8).  Input sorted by server leaves them little to do; unsorted

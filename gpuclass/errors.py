@@ -25,6 +25,7 @@ __all__ = [
     "CacheError",
     "SkippedLine",
     "SourceError",
+    "NotAFileError",
     "PolicyError",
     "ManifestError",
     "QuantityError",
@@ -97,6 +98,16 @@ class SourceError(GpuclassError):
 
     def __reduce__(self):  # picklable, like PciIdsError
         return (type(self), (self.path, self.line, self.reason))
+
+
+class NotAFileError(SourceError):
+    """A path that names no regular file: a directory, a FIFO, a device, a socket, or a
+    symlink where none is followed.  What reads collections skips such a member; what
+    reads one input the user named refuses it.
+
+    >>> isinstance(NotAFileError("/dev/zero", None, "input is a character device"), SourceError)
+    True
+    """
 
 
 class PolicyError(GpuclassError, ValueError):

@@ -23,7 +23,7 @@ node inside the root is never opened.
 >>> read_input(d, "policy")
 Traceback (most recent call last):
 ...
-gpuclass.errors.SourceError: ...: policy is a directory, not a regular file
+gpuclass.errors.NotAFileError: ...: policy is a directory, not a regular file
 >>> p = os.path.join(d, "x.txt"); _ = pathlib.Path(p).write_text("hello")
 >>> read_input(p, "text")
 b'hello'
@@ -44,7 +44,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-from .errors import SourceError
+from .errors import NotAFileError, SourceError
 
 __all__ = ["STDIN", "MiB", "LIMITS", "open_input", "read_input", "kind_of", "is_stdin", "input_name",
            "DIRFLAGS", "MAX_LINKS", "MAX_WALK", "MAX_PATH", "walk_beneath", "open_beneath", "open_regular", "read_beneath",
@@ -117,14 +117,14 @@ def open_input(path: str | os.PathLike, what: str = "input", *, dir_fd: int | No
         fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket (or a FIFO's reader-less peer): not a file
-            raise SourceError(name, None, f"{what} is a socket, not a regular file") from None
+            raise NotAFileError(name, None, f"{what} is a socket, not a regular file") from None
         if exc.errno == errno.ELOOP and not follow:
-            raise SourceError(name, None, f"{what} is a symlink (not followed)") from None
+            raise NotAFileError(name, None, f"{what} is a symlink (not followed)") from None
         raise SourceError(name, None, f"cannot read {what}: {exc.strerror or exc}") from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise SourceError(name, None, f"{what} is {kind_of(mode)}, not a regular file")
+            raise NotAFileError(name, None, f"{what} is {kind_of(mode)}, not a regular file")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return open(fd, "rb")  # noqa: SIM115 - the caller closes it

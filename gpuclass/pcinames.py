@@ -126,8 +126,16 @@ def default_names():
         return None
 
 
-def unsupported_label(db: Any, vendor: int, device: int) -> str:
-    """How reports name an unsupported GPU: its pci.ids name and IDs, or the IDs alone."""
+def unsupported_label(db: Any, vendor: int | None, device: int | None, name: str | None = None) -> str:
+    """How every report names an unsupported GPU: its pci.ids name and IDs, else ``name``
+    (what a listing calls it) and the IDs, else the IDs alone; a product known only by name
+    (a listing's look-alike with no ID) is its name.
+
+    >>> unsupported_label(None, 0x10DE, 0x2BB2, "RTX PRO 6000D"), unsupported_label(None, None, None, "GTX 1080 Mining")
+    ('RTX PRO 6000D (10de:2bb2)', 'GTX 1080 Mining')
+    """
+    if vendor is None or device is None:
+        return name or "unknown GPU"
     ids = f"{vendor:04x}:{device:04x}"
-    name = device_label(db, vendor, device)
-    return f"{name} ({ids})" if name else ids
+    known = device_label(db, vendor, device) or name
+    return f"{known} ({ids})" if known else ids

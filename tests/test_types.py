@@ -78,5 +78,5 @@ def test_mypy_strict_on_a_user_script(tmp_path):
     revealed = [ln.split("Revealed type is ", 1)[1] for ln in lines if "Revealed type is" in ln]
     assert revealed[0] == '"gpuclass.db.database.PciDatabase"'
     assert revealed[1] == '"gpuclass.provisioner.HardwareReport"'
-    assert "gpuclass.audit.paths.AuditRun" in revealed[2]  # an iterator of ServerReport
+    assert "gpuclass.audit.run.AuditRun" in revealed[2]  # an iterator of ServerReport
     assert revealed[3] in ('"list[str | None]"', '"builtins.list[builtins.str | None]"')

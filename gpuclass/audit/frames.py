@@ -1,10 +1,12 @@
-"""Auditing data frames: a pandas DataFrame or a pyarrow Table in, the same kind out.
+"""Audits of data in memory: a device table as columns (:func:`audit_table`), any frame
+(:func:`audit_frame`: a pandas DataFrame or a pyarrow Table in, the same kind out).
 
-The result keeps what a pandas user joins on: a text frame gives one row per input
-row under the input's own index, a device table one row per server under the index
-of its first row; the ``server`` column keeps the id column's dtype.  Beside the
-text summary (``cards``) there is one count column per allowlisted card,
-``cards.<card id>``.  pandas and pyarrow are imported only here, and only when called.
+Both reach the engines every other door reaches: a device table the device engine
+(:mod:`gpuclass.audit.engine.devices`, through :func:`gpuclass.audit.ingest.arrow.as_table`),
+a text frame the listing engine.  ``audit_frame`` keeps what a pandas user joins on: a text
+frame gives one row per input row under the input's own index, a device table one row per
+server under the index of its first row; the ``server`` column keeps the id column's dtype
+(null where a row names no server).  pandas and pyarrow are imported only when called.
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"id": [7, 9], "description": ["2x RTX 6000 Ada", "Xeon"]}, index=["a", "b"])
@@ -20,113 +22,188 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .csvfiles import pick_column
-from .devices import DeviceAuditor
-from .listings import TextAuditor
+from .ingest.columns import SERVER_COLUMNS, TEXT_COLUMNS, field_names, is_device_header, pick_column
 from .progress import Progress
-from .readers import CHUNK_ROWS, DEVICE_FIELDS, SERVER_COLUMNS, TEXT_COLUMNS, is_device_header
-from .report import CSV_COLUMNS, PASSTHROUGH
-from .tables import arrow_column, device_columns
+from .results.columns import COUNT_FIELDS, PASSTHROUGH, card_column, flat_columns
 
-__all__ = ["audit_frame"]
+__all__ = ["audit_table", "audit_frame", "audit_device_rows"]
+
+
+def audit_table(data: Any, *, policy: Any = None, server_column: str | None = None,
+                source: str = "table", db: Any = None, kernel: Any = None, progress: Any = None) -> Any:
+    """Audit a device table (one PCI function per row) given as columns: a pyarrow Table or
+    RecordBatch, a pandas DataFrame or a dict of columns.
+
+    Columns are found as in every device table (``server``/``id``/``host``..., ``vendor``,
+    ``device``, ``class``, optional ``subvendor``/``subdevice``); IDs are hex text or
+    integers.  Returns an :class:`~gpuclass.audit.results.table.AuditTable`: ``.table`` has
+    one row per server, in order of first appearance, its rows merged wherever they lie.
+    """
+    from ..policy import compile_policy
+    from .engine.devices import DeviceEngine
+    from .ingest.arrow import as_table
+
+    compiled = compile_policy(policy)
+    table = as_table(data, server_column)
+    fields = field_names(table.column_names, server_column)
+    engine = DeviceEngine(compiled, kernel)
+    for batch in table.to_batches(max_chunksize=1 << 20):
+        engine.add(batch, fields)
+        if progress is not None:
+            progress.advance(batch.num_rows)
+    return engine.result(source, db)
+
+
+def audit_device_rows(rows: Any, *, policy: Any = None, source: str = "rows") -> Any:
+    """Reports for ``(server, vendor, device, subvendor, subdevice, class)`` tuples (cells as
+    a device table's: hex text or integers); a row of another shape is flagged.
+
+    >>> rows = [("a", "10de", "27b0", "10de", "16fa", "0300"), ("a", "10de", "22bc", "", "", "0403"),
+    ...         ("b", "10de", "1e30", "10de", "12ba", "030000"), ("b", "zz", "1", "", "", "0300")]
+    >>> [(r.server, r.slices, r.rows, r.problems) for r in audit_device_rows(rows)]
+    [('a', 4, 2, []), ('b', 0, 2, ["row 4: vendor 'zz' is not a hex ID"])]
+    """
+    import itertools
+
+    from ..policy import compile_policy
+    from .engine.devices import DeviceEngine
+    from .ingest.arrow import as_table
+    from .ingest import columns
+    from .ingest.columns import DEVICE_FIELDS
+
+    compiled = compile_policy(policy)
+    engine = DeviceEngine(compiled)
+    fields = {f: f for f in DEVICE_FIELDS}
+    it = iter(rows)
+    while True:
+        part = list(itertools.islice(it, columns.BATCH_ROWS))
+        if not part:
+            break
+        cols: dict[str, list[Any]] = {f: [] for f in DEVICE_FIELDS}
+        errors: dict[int, str] = {}
+        for k, row in enumerate(part):
+            cells = list(row) if isinstance(row, (list, tuple)) else None
+            if cells is None or len(cells) != 6:
+                got = len(cells) if cells is not None else type(row).__name__
+                errors[k] = f"expected 6 fields (server, vendor, device, subvendor, subdevice, class), got {got}"
+                cells = [cells[0] if cells else None] + [None] * 5
+            for f, cell in zip(DEVICE_FIELDS, cells):
+                cols[f].append(cell)
+        for batch in as_table(cols).to_batches():
+            engine.add(batch, fields, errors)
+    return iter(engine.result(source))
 
 
 def audit_frame(data: Any, *, policy: Any = None, text_column: str | None = None,
                 server_column: str | None = None, progress: bool | Progress = False) -> Any:
     """Audit a pandas DataFrame or a pyarrow Table; the result is the same kind.
 
-    A frame with ``vendor`` and ``device`` columns is a device table (one
-    result row per server); otherwise each row is a server with a text column
-    (``description``, ``text``; lists of lines allowed).  The result has the
-    columns of ``CSV_COLUMNS`` and ``cards.<card id>`` counts, under the index of the
-    input rows (see the module docstring).  ``progress`` draws a bar of the rows on a
-    terminal (``True``: on stderr).
+    A frame with ``vendor`` and ``device`` columns is a device table (one result row per
+    server); otherwise each row is a server with a text column (``description``, ``text``;
+    lists of lines allowed).  The result has the flat columns of every audit
+    (:func:`~gpuclass.audit.results.columns.flat_columns`: the report fields, a
+    ``cards.<card id>`` count per card, the passthrough fields), counts as int64, under the
+    index of the input rows (see the module docstring).  ``progress`` draws a bar of the
+    rows on a terminal (``True``: on stderr).
     """
     kind = _frame_kind(data)
-    if kind == "pandas":
-        columns = [str(c) for c in data.columns]
-
-        def column(name: str) -> list[Any]:
-            return data[name].tolist()
-        n = len(data)
-    else:
-        columns = list(data.column_names)
-
-        def column(name: str) -> Any:
-            return arrow_column(data.column(name).combine_chunks()) if data.num_rows else []
-        n = data.num_rows
-    if is_device_header(columns):
-        idx = device_columns(columns, server_column)
-        id_name = None if idx["server"] is None else columns[idx["server"]]
-        table = _arrow_devices(data, kind, [columns[j] for j in idx.values() if j is not None])
-        if table is not None:  # a column at a time (a pandas object column of mixed types: row by row)
-            return _device_frame(data, kind, table, id_name, policy, server_column, progress)
-        cols_all = {f: (None if idx[f] is None else column(columns[idx[f]])) for f in DEVICE_FIELDS}
-
-        def chunks():
-            for lo in range(0, n, CHUNK_ROWS):
-                hi = min(n, lo + CHUNK_ROWS)
-                yield {"row": np.arange(lo + 1, hi + 1), "error": None,
-                       **{f: (None if v is None else v[lo:hi]) for f, v in cols_all.items()}}
-        auditor = DeviceAuditor(policy)
-        compiled = auditor.compiled
-        reports = auditor.reports(chunks(), "frame")
-        id_name = None if idx["server"] is None else columns[idx["server"]]
-    else:
-        ti = pick_column(columns, TEXT_COLUMNS, text_column, "text")
-        if ti is None:
-            raise InputError(f"frame has no text column (one of {', '.join(TEXT_COLUMNS)}) "
-                             "and no vendor/device columns")
-        si = pick_column(columns, SERVER_COLUMNS, server_column, "server")
-        id_name = None if si is None else columns[si]
-        fields = {"description": column(columns[ti]),
-                  "id": column(columns[si]) if si is not None else list(range(1, n + 1))}
-        low = [c.lower() for c in columns]
-        for k in ("information", "specials", *PASSTHROUGH):
-            if k in low and k not in fields:
-                fields[k] = column(columns[low.index(k)])
-
-        def records():
-            for i in range(n):
-                rec = {}
-                for k, v in fields.items():
-                    value = v[i]
-                    if hasattr(value, "tolist"):  # a numpy array cell (a list column)
-                        value = value.tolist()
-                    if value is None or (isinstance(value, float) and value != value):
-                        continue
-                    rec[k] = value
-                yield rec
-        auditor = TextAuditor(policy)
-        compiled = auditor.compiled
-        reports = auditor.reports((i, "frame", rec, None) for i, rec in enumerate(records(), 1))
+    columns = [str(c) for c in data.columns] if kind == "pandas" else list(data.column_names)
+    n = len(data) if kind == "pandas" else data.num_rows
     bar = Progress(n, unit="row") if progress is True else (progress or None)
-    done = []
-    for r in reports:
-        done.append(r)
+    try:
+        if is_device_header(columns):
+            result = audit_table(data, policy=policy, server_column=server_column, source="frame", progress=bar)
+            out, card_ids = result.flat(), result.compiled.card_ids
+            id_name = field_names(columns, server_column)["server"]
+        else:
+            out, card_ids, id_name = _text_frame(data, kind, columns, n, policy, text_column, server_column, bar)
+    finally:
         if bar is not None:
-            bar.advance(r.rows)
-            bar.row()
-    if bar is not None:
-        bar.close()
-    first = np.array([r.row - 1 for r in done], dtype=np.int64)
-    flat = [r.to_flat() for r in done]
-    out_cols: dict[str, Any] = {c: [r[c] for r in flat] for c in CSV_COLUMNS}
-    for card in compiled.card_ids:
-        out_cols[f"cards.{card}"] = np.array([sum(c["count"] for c in r.cards if c["card"] == card)
-                                              for r in done], dtype=np.int64)
-    if kind == "pandas":
-        import pandas as pd
-        out = pd.DataFrame(out_cols, columns=list(out_cols), index=data.index[first])
-        if id_name is not None:
-            out["server"] = data[id_name].iloc[first].to_numpy()
-        return out
+            bar.close()
+    return _finish(data, kind, out, card_ids, id_name)
+
+
+def _text_frame(data: Any, kind: str, columns: list[str], n: int, policy: Any, text_column: str | None,
+                server_column: str | None, bar: Progress | None) -> tuple[Any, list[str], str | None]:
+    from .engine.listings import TextAuditor
+    from .results.listing import typed_rows
+    from .results.columns import typed_schema
+
+    def column(name: str) -> list[Any]:
+        if kind == "pandas":
+            return data[name].tolist()
+        return data.column(name).to_pylist()
+
+    ti = pick_column(columns, TEXT_COLUMNS, text_column, "text")
+    if ti is None:
+        raise InputError(f"frame has no text column (one of {', '.join(TEXT_COLUMNS)}) "
+                         "and no vendor/device columns")
+    si = pick_column(columns, SERVER_COLUMNS, server_column, "server")
+    fields = {"description": column(columns[ti]),
+              "id": column(columns[si]) if si is not None else list(range(1, n + 1))}
+    low = [c.lower() for c in columns]
+    for k in ("information", "specials", *PASSTHROUGH):
+        if k in low and k not in fields:
+            fields[k] = column(columns[low.index(k)])
+
+    def records():
+        for i in range(n):
+            rec = {}
+            for k, v in fields.items():
+                value = v[i]
+                if hasattr(value, "tolist"):  # a numpy array cell (a list column)
+                    value = value.tolist()
+                if value is None or (isinstance(value, float) and value != value):
+                    continue
+                rec[k] = value
+            yield rec
+    auditor = TextAuditor(policy)
+    reports = []
+    for batch in auditor.batches((i, "frame", rec, None) for i, rec in enumerate(records(), 1)):
+        reports += batch.reports()
+        if bar is not None:
+            bar.advance(len(batch))
+            bar.row(len(batch))
+    card_ids = list(auditor.compiled.card_ids)
     import pyarrow as pa
-    table = pa.table(out_cols)
+
+    typed = typed_rows(reports, tuple(card_ids), typed_schema(card_ids))
+    from .render import cards_cell
+
+    sentences = {"cards": pa.array([cards_cell([(c["card"], c["count"]) for c in r.cards]) for r in reports],
+                                   pa.string()),
+                 "reason": pa.array([r.reason for r in reports], pa.string())}
+    names = flat_columns(card_ids)
+    out = pa.table({c: sentences[c] if c in sentences else typed.column(c) for c in names})
+    return out, card_ids, None if si is None else columns[si]
+
+
+def _finish(data: Any, kind: str, out: Any, card_ids: list[str], id_name: str | None) -> Any:
+    """The flat table as the input's kind: counts int64, the index of each report's first
+    row, the id column's own values (null where a row names no server)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for c in (*COUNT_FIELDS, *map(card_column, card_ids)):
+        out = out.set_column(out.schema.get_field_index(c), c, out.column(c).cast(pa.int64()))
+    first = out.column("row").to_numpy() - 1 if out.num_rows else np.empty(0, np.int64)
+    nameless = np.asarray(out.column("server").is_null(), dtype=bool) if out.num_rows else np.zeros(0, bool)
+    if kind == "pandas":
+        frame = out.to_pandas()
+        frame.index = data.index[first]
+        if id_name is not None:
+            ids = data[id_name].iloc[first].to_numpy()
+            if nameless.any():
+                ids = ids.astype(object)
+                ids[nameless] = None
+            frame["server"] = ids
+        return frame
     if id_name is not None:
         ids = data.column(id_name).take(pa.array(first))
-        table = table.set_column(table.schema.get_field_index("server"), "server", ids)
-    return table
+        if nameless.any():
+            ids = pc.if_else(pa.array(nameless), pa.scalar(None, ids.type), ids)
+        out = out.set_column(out.schema.get_field_index("server"), "server", ids)
+    return out
 
 
 def _frame_kind(data: Any) -> str:
@@ -137,60 +214,3 @@ def _frame_kind(data: Any) -> str:
         return "arrow"
     raise InputError(f"audit_frame: expected a pandas DataFrame or a pyarrow Table, "
                      f"got {type(data).__name__}")
-
-
-def _arrow_devices(data: Any, kind: str, names: list[str]) -> Any:
-    """The device columns as a pyarrow Table, or None where a column mixes cell types
-    (integers beside hex text: each cell must be read as what it is)."""
-    import pyarrow as pa
-
-    if kind == "arrow":
-        return data.select(names)
-    try:
-        return pa.Table.from_pandas(data[names], preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-
-
-def _device_frame(data: Any, kind: str, table: Any, id_name: str | None, policy: Any,
-                  server_column: str | None, progress: bool | Progress) -> Any:
-    """A device table audited a column at a time (:func:`~gpuclass.audit.stream.iter_audit`,
-    which flags a server whose rows come back later as the row path does)."""
-    import pyarrow as pa
-
-    from .stream import iter_audit
-
-    bar = Progress(table.num_rows, unit="row") if progress is True else (progress or None)
-    parts = []
-    for chunk in iter_audit(table.to_batches(max_chunksize=1 << 20), policy=policy,
-                            server_column=server_column, source="frame"):
-        flat = chunk.flat()
-        for cid in chunk.compiled.card_ids:
-            flat = flat.append_column(f"cards.{cid}", chunk.table.column(cid).cast(pa.int64()))
-        parts.append(flat)
-        if bar is not None:
-            bar.advance(int(chunk.table.column("rows").to_numpy().sum()))
-            bar.row(len(chunk))
-    if bar is not None:
-        bar.close()
-    if not parts:
-        from ..policy import compile_policy
-
-        ids = compile_policy(policy).card_ids
-        names = [*CSV_COLUMNS, *(f"cards.{c}" for c in ids)]
-        out = pa.table({c: pa.array([], pa.int64() if c.startswith("cards.") else pa.string()) for c in names})
-    else:
-        out = pa.concat_tables(parts)
-    for c in ("row", "supported_cards", "slices", "unsupported_gpus", "rows"):
-        out = out.set_column(out.schema.get_field_index(c), c, out.column(c).cast(pa.int64()))
-    first = out.column("row").to_numpy() - 1 if out.num_rows else np.empty(0, np.int64)
-    if kind == "pandas":
-        frame = out.to_pandas()
-        frame.index = data.index[first]
-        if id_name is not None:
-            frame["server"] = data[id_name].iloc[first].to_numpy()
-        return frame
-    if id_name is not None:
-        out = out.set_column(out.schema.get_field_index("server"), "server",
-                             data.column(id_name).take(pa.array(first)))
-    return out

@@ -15,6 +15,7 @@ import re
 import sys
 
 from ..printable import printable
+from .options import outcome
 
 NAME = "audit"
 HELP = "classify whole inventories, one report per server"
@@ -124,7 +125,7 @@ def run(args) -> int:
             return write_html_report(reports, out, policy=args.policy)
         fleet = page(sys.stdout) if args.output in (None, "-") else _to_file(args.output, page, binary=False)
         _tell_skipped(fleet.skipped)
-        return 1 if fleet.totals.flagged or fleet.skipped else 0
+        return outcome(bool(fleet.totals.flagged or fleet.skipped))
     summary_line = fmt == "ndjson" and args.ndjson_summary
     if args.output in (None, "-"):
         summary = write_reports(reports, fmt, sys.stdout, summary_line=summary_line, policy=args.policy)
@@ -135,7 +136,7 @@ def run(args) -> int:
     _tell_skipped(summary.skipped)
     if fmt == "ndjson" and not args.ndjson_summary:
         sys.stderr.write(printable(f"gpuclass audit: {summary.line()}") + "\n")
-    return 1 if summary.flagged or summary.skipped else 0
+    return outcome(bool(summary.flagged or summary.skipped))
 
 
 def _tell_skipped(skipped: list) -> None:

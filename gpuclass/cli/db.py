@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from .options import HelpFormatter, add_options, emit, emit_table, exit_codes
+from .options import EXIT_OK, HelpFormatter, add_options, emit, emit_table, exit_codes
 
 NAME = "db"
 HELP = "the PCI ID database: info, compile"
@@ -49,7 +49,7 @@ def run(args) -> int:
     info = db.info()
     if args.format != "table":
         emit(info, args.format)
-        return 0
+        return EXIT_OK
     rows = [
         ("source", info["source"]),
         ("version", info["version"] or "(none in header)"),
@@ -63,4 +63,4 @@ def run(args) -> int:
     rows += [(f"{table} entries", str(n)) for table, n in info["counts"].items()]
     rows.append(("name bytes", str(info["names_bytes"])))
     emit_table(rows)
-    return 0
+    return EXIT_OK

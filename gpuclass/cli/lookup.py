@@ -10,7 +10,7 @@ unknown/null), 2 a malformed ID, 3 the database is missing or cannot be read.
 
 from __future__ import annotations
 
-from .options import emit, emit_table
+from .options import emit, emit_table, outcome
 
 NAME = "lookup"
 HELP = "names of PCI IDs from the database"
@@ -60,4 +60,4 @@ def run(args) -> int:
                     rows.append((field, res[field], "(unknown)" if name is None else name))
         emit_table(rows)
     known = all(v is not None for res in results for k, v in res.items() if k.endswith("_name"))
-    return 0 if known else 1
+    return outcome(not known)

@@ -27,9 +27,7 @@ import sys
 import gpuclass
 
 from ..errors import GpuclassError, InputError
-from .options import UsageError, printable
-
-EXIT_OK, EXIT_FOUND_PROBLEM, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
+from .options import EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError, printable
 
 EPILOG = """examples:
   gpuclass scan                          classify this machine's GPUs: cards, slices

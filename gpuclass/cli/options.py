@@ -31,11 +31,20 @@ if TYPE_CHECKING:
 
 from ..printable import printable, safe_json
 
-__all__ = ["FORMATS", "SHARED", "UsageError", "HelpFormatter", "add_option", "add_command",
+__all__ = ["FORMATS", "EXIT_OK", "EXIT_PROBLEM", "EXIT_USAGE", "EXIT_INPUT", "outcome", "SHARED", "UsageError", "HelpFormatter", "add_option", "add_command",
            "emit", "emit_json", "emit_yaml", "emit_table", "emit_lines", "printable", "given", "reject",
            "require", "hardware_report", "load_report", "yes", "exit_codes"]
 
 FORMATS = ("table", "json", "yaml")
+
+# Every command's exit codes: done; done, and something found is wrong (a flagged row or
+# device, a conflict, an invalid pod); the arguments do not fit; an input cannot be read.
+EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
+
+
+def outcome(problem: bool) -> int:
+    """The exit code of a command that ran: :data:`EXIT_PROBLEM` where it found a problem."""
+    return EXIT_PROBLEM if problem else EXIT_OK
 
 # name -> (flags, argparse keywords)
 SHARED: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {

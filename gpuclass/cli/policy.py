@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from .options import HelpFormatter, add_option, exit_codes
+from .options import EXIT_OK, HelpFormatter, add_option, exit_codes
 
 NAME = "policy"
 HELP = "show the allowlist policy (default or a file) as YAML"
@@ -43,4 +43,4 @@ def run(args) -> int:
     sys.stdout.write(policy.dumps("json" if args.format == "json" else "yaml"))
     if args.format == "json":
         sys.stdout.write("\n")
-    return 0
+    return EXIT_OK

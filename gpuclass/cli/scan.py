@@ -14,7 +14,7 @@ cannot be read (--no-names proceeds without names).
 
 from __future__ import annotations
 
-from .options import emit, emit_lines, emit_table
+from .options import emit, emit_lines, emit_table, outcome
 
 NAME = "scan"
 HELP = "classify this machine's PCI devices and GPUs"
@@ -122,4 +122,4 @@ def run(args) -> int:
                          rec["card"] or "-", str(rec["slices"]), name))
         emit_table(rows)
         emit_lines(_footer(summary, records))
-    return 1 if invalid.any() else 0
+    return outcome(bool(invalid.any()))

@@ -80,6 +80,12 @@ def _currency_name(c: str | None) -> str:
     return c if c is not None else "currency not given"
 
 
+def _per_card(s: FleetSummary) -> str:
+    """The slices a card gives under the audit's policy: ``4``, or ``2 to 8`` where cards differ."""
+    n = s.slices_per_card
+    return str(n[0]) if len(n) == 1 else f"{n[0]} to {n[-1]}"
+
+
 def _headline(s: FleetSummary) -> str:
     h = s.headline()
     t = s.totals
@@ -89,7 +95,7 @@ def _headline(s: FleetSummary) -> str:
         _card("Servers audited", t.servers, f"from {_plural(t.input_rows, 'input row')}"),
         _card("GPU-capable", t.gpu_capable, pct),
         _card("Supported cards", t.supported_cards, cards),
-        _card("GPU slices", t.slices, "time-sliced, 4 per card" if t.slices else ""),
+        _card("GPU slices", t.slices, f"time-sliced, {_per_card(s)} per card" if t.slices else ""),
         _card("Unsupported GPUs", t.unsupported_gpus, f"on {_plural(t.with_unsupported, 'server')}"),
         _card("Rows flagged", t.flagged, "see below" if t.flagged else "every row read cleanly"),
         _card("Priced GPU-capable", s.priced,
@@ -113,8 +119,8 @@ def _price_notes(s: FleetSummary) -> str:
                      "their currency (the auction feed states it in its file name, as in "
                      "<code>live_data_sb_EUR.json</code>): their amounts are shown as given, "
                      "with no currency.")
-    notes.append("Monthly prices unless marked hourly; a slice is one of the 4 time-sliced shares "
-                 "of a supported card. Only supported slices count: an unsupported card adds none.")
+    notes.append(f"Monthly prices unless marked hourly; a slice is one of the {_per_card(s)} time-sliced "
+                 "shares of a supported card. Only supported slices count: an unsupported card adds none.")
     if s.capable_unpriced:
         verb = "is" if s.capable_unpriced == 1 else "are"
         notes.append(f'<span class="warn">{_plural(s.capable_unpriced, "GPU-capable server")} '

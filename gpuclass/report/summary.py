@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ..audit.report import AuditSummary, ServerReport
+from ..audit.results.reports import AuditSummary, ServerReport
 from ..errors import InputError
 from ..pcinames import near_miss
 from ..policy import compile_policy
@@ -88,6 +88,8 @@ class FleetSummary:
     flagged: Any
     top: int = 50
     skipped: list[dict[str, str]] = field(default_factory=list)
+    # the slices one card of each allowlisted model gives (the policy's): distinct, sorted
+    slices_per_card: tuple[int, ...] = (4,)
 
     @property
     def priced(self) -> int:
@@ -264,6 +266,7 @@ class _Fleet:
             histograms[name] = _histogram(per_slice)
         return FleetSummary(
             totals=self.totals, card_names=self.card_names,
+            slices_per_card=tuple(sorted({int(c["slices"]) for c in self.compiled.cards})) or (0,),
             currencies={c: int(np.count_nonzero(cur == i)) for i, c in enumerate(currencies)},
             sources=[storable(x) for x in self.sources],
             capable_unpriced=self.capable_unpriced, unpriced=self.unpriced, bad_prices=self.bad_prices,

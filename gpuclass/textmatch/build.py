@@ -38,6 +38,7 @@ from .entries import (
     VARIANT_MARK,
     Entry,
 )
+from ..pcinames import unsupported_label
 from .names import MODEL, gpu_like, marketing_names, product_like
 from .normalize import drop_memory, name_words, split_tokens, variants
 
@@ -133,7 +134,11 @@ class _Builder:
 
     def entry(self, kind: int, target: int, name: str, device_id: str | None,
               chip: str | None = None) -> int:
-        self.entries.append(Entry(kind, target, name, device_id, chip))
+        label = None
+        if kind == UNSUPPORTED_TEXT:  # named as every report names an unsupported GPU
+            ids = None if device_id is None else [int(x, 16) for x in device_id.split(":")]
+            label = unsupported_label(self.db, *ids, name) if ids else unsupported_label(None, None, None, name)
+        self.entries.append(Entry(kind, target, name, device_id, chip, label))
         return len(self.entries) - 1
 
     def chip(self, vendor: int, device: int) -> str | None:

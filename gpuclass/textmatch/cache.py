@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["matcher_key", "load_state", "save_state", "cache_path", "FORMAT", "MAGIC", "PARTS", "KEPT"]
 
-FORMAT = 4
+FORMAT = 5
 MAGIC = b"GPCLSTM\x04"
 PARTS = ("common", "all")  # what every listing reads; the automaton of every name
 _LEN = 4  # bytes of a length or a CRC, little-endian

@@ -32,18 +32,21 @@ class Entry(NamedTuple):
     name: str
     device_id: str | None
     chip: str | None = None   # the pci.ids chip ("GP104"), for look-alikes of one chip
+    # how reports name an unsupported GPU this entry names: pcinames.unsupported_label's
+    # text, made as the matcher is built (a listing audit reads no pci.ids)
+    label: str | None = None
 
 
 class EntryTable:
     """A cached matcher's entries as the cache keeps them: columns (kinds, targets, and the
-    names, device IDs and chips each one text), each :class:`Entry` made the first time it
+    names, device IDs, chips and labels each one text), each :class:`Entry` made the first time it
     is asked for (a listing reads a few dozen of the thousands of names).  Reads as the
     list of entries it stands for.
 
     >>> t = EntryTable.of([Entry(SUPPORTED_TEXT, 0, "GeForce GTX 1080", "10de:1b80", "GP104"),
     ...                    Entry(VARIANT_MARK, -1, "mining", None)])
     >>> t[1], len(t), t.kinds, t.targets
-    (Entry(kind=5, target=-1, name='mining', device_id=None, chip=None), 2, [0, 5], [0, -1])
+    (Entry(kind=5, target=-1, name='mining', device_id=None, chip=None, label=None), 2, [0, 5], [0, -1])
     >>> EntryTable(*t.columns()) == list(t) == [t[0], t[-1]]
     True
     """
@@ -53,10 +56,11 @@ class EntryTable:
     _SEP = "\n"     # never inside a name, a device ID or a chip (each from one line of pci.ids)
     _NONE = "\0"    # a device ID or a chip that is None
 
-    def __init__(self, kinds: bytes, targets: bytes, names: str, device_ids: str, chips: str) -> None:
+    def __init__(self, kinds: bytes, targets: bytes, names: str, device_ids: str, chips: str,
+                 labels: str) -> None:
         self.kinds = list(kinds)                  # each entry's kind
         self.targets = [t - 1 for t in targets]   # each entry's card index, or -1
-        self._texts = (names, device_ids, chips)
+        self._texts = (names, device_ids, chips, labels)
         self._split: tuple[list[str], ...] | None = None
         self._made: dict[int, Entry] = {}
 
@@ -65,17 +69,19 @@ class EntryTable:
         return cls(*cls.columns_of(list(entries)))
 
     @classmethod
-    def columns_of(cls, entries: list[Entry]) -> tuple[bytes, bytes, str, str, str]:
+    def columns_of(cls, entries: list[Entry]) -> tuple[bytes, bytes, str, str, str, str]:
         """What the cache keeps of ``entries``: the constructor's arguments (ValueError where
         a text holds a line break or a NUL, or a kind or target is out of range)."""
-        cols = [e.name for e in entries], [e.device_id for e in entries], [e.chip for e in entries]
+        cols = ([e.name for e in entries], [e.device_id for e in entries], [e.chip for e in entries],
+                [e.label for e in entries])
         if any(t is not None and (cls._SEP in t or cls._NONE in t) for col in cols for t in col):
             raise ValueError("an entry's text holds a line break or a NUL")
         kinds, targets = bytes(e.kind for e in entries), bytes(e.target + 1 for e in entries)  # ValueError out of range
-        names, device_ids, chips = (cls._SEP.join(cls._NONE if t is None else t for t in col) for col in cols)
-        return kinds, targets, names, device_ids, chips
+        names, device_ids, chips, labels = (cls._SEP.join(cls._NONE if t is None else t for t in col)
+                                            for col in cols)
+        return kinds, targets, names, device_ids, chips, labels
 
-    def columns(self) -> tuple[bytes, bytes, str, str, str]:
+    def columns(self) -> tuple[bytes, bytes, str, str, str, str]:
         """What the cache keeps: the constructor's arguments."""
         return self.columns_of(list(self))
 
@@ -96,10 +102,10 @@ class EntryTable:
             if not -len(self.kinds) <= i < len(self.kinds):
                 raise IndexError("entry index out of range")
             i %= len(self.kinds)
-            names, device_ids, chips = self._columns_split()
-            d, c = device_ids[i], chips[i]
+            names, device_ids, chips, labels = self._columns_split()
+            d, c, lb = device_ids[i], chips[i], labels[i]
             e = self._made[i] = Entry(self.kinds[i], self.targets[i], names[i], None if d == self._NONE else d,
-                                      None if c == self._NONE else c)
+                                      None if c == self._NONE else c, None if lb == self._NONE else lb)
         return e
 
     def __iter__(self) -> Iterator[Entry]:

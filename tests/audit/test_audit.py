@@ -39,7 +39,7 @@ def test_auction_records():
                         "source": "text", "evidence": "rtx 6000 ada generation"}]
     assert r.extra == {"cpu": "Intel Xeon Gold 5412U", "price": 813.0, "datacenter": "NBG1-DC3"}
     assert "GPU" in reports[7].problems[0]
-    assert reports[6].unsupported == ["1x Quadro RTX 6000 (10de:1e30)"]
+    assert reports[6].unsupported == ["1x TU102GL [Quadro RTX 6000/8000] (10de:1e30)"]  # as a device table
 
 
 def test_information_counts_only_without_description():
@@ -77,14 +77,14 @@ def write_feed(path, records, extra_before=True):
 
 
 def test_feed_streams_in_small_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(A.readers, "_READ", 7)  # records straddle every read
+    monkeypatch.setattr(A.ingest.text, "READ_SIZE", 7)  # records straddle every read
     p = write_feed(tmp_path / "auction.json", AUCTION)
     assert detect_kind(p) == "feed"
     check_auction(audit_paths([p]))
 
 
 def test_feed_with_a_broken_record_loses_no_row(tmp_path, monkeypatch):
-    monkeypatch.setattr(A.readers, "_READ", 64)
+    monkeypatch.setattr(A.ingest.text, "READ_SIZE", 64)
     good = json.dumps(AUCTION[0])
     text = '{"server": [' + good + ', {"id": 5, "description": ["GTX 1080",, ]}, ' + good + ']}'
     (tmp_path / "f.json").write_text(text)
@@ -143,9 +143,10 @@ def test_text_csv_needs_a_text_column(tmp_path):
 
 def check_devices(reports):
     got = [(r.server, r.supported_cards, r.slices, r.unsupported_gpus, len(r.problems), r.rows) for r in reports]
-    assert got == [("gex44-1", 1, 4, 0, 0, 3), ("gex130-1", 2, 8, 0, 0, 2), ("mixed", 1, 4, 1, 0, 2),
-                   ("bad", 0, 0, 0, 4, 5), (None, 1, 4, 0, 1, 1), (None, 1, 4, 0, 1, 1),
-                   ("gex44-1", 1, 4, 0, 1, 1)]
+    # a server's rows are one report wherever they lie (gex44-1's last row is row 15)
+    assert got == [("gex44-1", 2, 8, 0, 0, 4), ("gex130-1", 2, 8, 0, 0, 2), ("mixed", 1, 4, 1, 0, 2),
+                   ("bad", 0, 0, 0, 4, 5), (None, 1, 4, 0, 1, 1), (None, 1, 4, 0, 1, 1)]
+    assert [r.row for r in reports] == [1, 4, 6, 8, 13, 14]
     assert sum(r.rows for r in reports) == len(DEVICE_ROWS)
     assert reports[2].unsupported == ["1x TU102GL [Quadro RTX 6000/8000] (10de:1e30)"]
     assert "mixed" in reports[2].reason
@@ -164,7 +165,7 @@ def test_device_rows_wrong_width():
 
 
 def test_device_table_across_chunks(monkeypatch):
-    monkeypatch.setattr(A.devices, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(A.ingest.columns, "BATCH_ROWS", 2)
     check_devices(list(audit_device_rows(DEVICE_ROWS)))
 
 
@@ -192,9 +193,9 @@ def test_parquet_and_frames(tmp_path):
     pq.write_table(table, tmp_path / "ids.parquet")
     check_devices(list(audit_paths([tmp_path / "ids.parquet"])))
     out = audit_frame(table)
-    assert isinstance(out, pa.Table) and out.num_rows == 7
+    assert isinstance(out, pa.Table) and out.num_rows == 6
     df = audit_frame(table.to_pandas())
-    assert isinstance(df, pd.DataFrame) and df["slices"].tolist() == [4, 8, 4, 0, 4, 4, 4]
+    assert isinstance(df, pd.DataFrame) and df["slices"].tolist() == [8, 8, 4, 0, 4, 4]
     assert df["rows"].sum() == len(DEVICE_ROWS)
     # integer IDs (a typed Parquet table)
     ints = pa.table({"server": ["a", "a"], "vendor": [0x10DE, 0x10DE], "device": [0x27B0, 0x22BC],
@@ -343,11 +344,12 @@ def test_csv_row_the_csv_module_rejects_is_a_flagged_row(tmp_path, body, kind):
 
 
 def test_flat_rows_follow_the_csv_columns():
-    """The CSV writer writes each flat row's values in order: the keys are CSV_COLUMNS."""
-    from gpuclass.audit.report import CSV_COLUMNS
+    """The CSV writer writes each flat row's values in order: the keys are the flat columns."""
+    from gpuclass.audit import CSV_COLUMNS, flat_columns
 
     for r in audit_records(AUCTION):
         assert tuple(r.to_flat()) == CSV_COLUMNS
+        assert tuple(r.to_flat(["gtx-1080"])) == flat_columns(["gtx-1080"])
 
 
 @pytest.mark.parametrize("fmt", ["table", "json", "ndjson"])
@@ -381,8 +383,8 @@ def test_records_of_the_same_text_share_nothing_but_the_answer(monkeypatch):
             {"id": 9, "description": ["x", None], "information": ["2x GTX 1080 Ti"]}, "oops", None]
     records = (edge + auction_listing(60, seed=3) + AUCTION) * 3
     shared = [r.to_dict() for r in audit_records(records)]
-    monkeypatch.setattr(A.listings, "_BATCH", 1)
-    monkeypatch.setattr(A.listings, "_KNOWN", 0)  # every record resolved on its own
+    monkeypatch.setattr(A.engine.listings, "_BATCH", 1)
+    monkeypatch.setattr(A.engine.listings, "_KNOWN", 0)  # every record resolved on its own
     alone = [r.to_dict() for r in audit_records(records)]
     assert shared == alone
     assert shared[1]["problems"] == ["duplicate server id '1' (first at row 1)"]

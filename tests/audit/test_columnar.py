@@ -1,4 +1,4 @@
-"""audit_table: device tables audited a column at a time give the row-by-row answers."""
+"""audit_table: device tables audited a column at a time, whatever their shape and order."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from audit_samples import DEVICE_ROWS
 pa = pytest.importorskip("pyarrow")
 pd = pytest.importorskip("pandas")
 
-from gpuclass.audit import audit_device_rows  # noqa: E402
-from gpuclass.audit.columnar import audit_table, int32_columns, pooled_empty, result_columns  # noqa: E402
+from gpuclass.audit import audit_device_rows, audit_table  # noqa: E402
+from gpuclass.audit.pool import pooled_empty  # noqa: E402
+from gpuclass.audit.results.columns import int32_columns, table_columns  # noqa: E402
 from gpuclass.errors import InputError  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
@@ -33,14 +34,14 @@ def _answers(reports):
             for r in reports]
 
 
-def test_columns_and_answers_equal_the_row_path(core):
+def test_columns_and_answers(core):
     result = audit_table(_table(ROWS), kernel=core)
-    assert result.table.column_names == result_columns(compile_policy())
+    assert result.table.column_names == table_columns(compile_policy().card_ids)
     assert _answers(result) == _answers(audit_device_rows(ROWS))
     t = result.table.to_pydict()
     assert t["server"] == ["gex44-1", "gex130-1", "mixed", "bad"]
-    assert t["rtx-6000-ada"] == [0, 2, 0, 0] and t["slices"] == [4, 8, 4, 0]
-    assert t["invalid_rows"] == [0, 0, 0, 4] and t["rows"] == [3, 2, 2, 4]
+    assert t["cards.rtx-6000-ada"] == [0, 2, 0, 0] and t["slices"] == [4, 8, 4, 0]
+    assert t["invalid_rows"] == [0, 0, 0, 4] and t["rows"] == [3, 2, 2, 4] and t["row"] == [1, 4, 6, 8]
     assert t["problems"][3] == ("row 8: vendor 'zz' is not a hex ID; row 9: device missing; "
                                 "row 10: subvendor and subdevice go together; "
                                 "row 11: class 'xyz' is not a hex ID")
@@ -48,16 +49,17 @@ def test_columns_and_answers_equal_the_row_path(core):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_random_tables_equal_the_row_path_per_server(seed):
-    """Unsorted tables too: a server's rows anywhere in the table make one row."""
+def test_random_tables_answer_as_their_rows_sorted_by_server(seed):
+    """Unsorted tables too: a server's rows anywhere in the table make one row, the answer
+    the same table sorted by server gives."""
     rng = random.Random(seed)
     cells = ["10de", "27b0", "22bc", "1b80", "1b06", "8086", "0300", "030000", "0403", "0302", "",
              None, " 10DE ", "[10de]", "0x2bb5", "zz", "1e30", "2bb1", "26b1", "0c0330"]
     names = [f"s{k}" for k in range(rng.randint(1, 6))]
     rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 80))]
     got = audit_table(_table(rows))
-    by_server = sorted(range(len(rows)), key=lambda i: rows[i][0])  # what the row path needs
-    want = list(audit_device_rows([rows[i] for i in by_server]))
+    by_server = sorted(range(len(rows)), key=lambda i: rows[i][0])
+    want = list(audit_table(_table([rows[i] for i in by_server])))
 
     def unnumbered(reports):  # row numbers differ once sorted
         out = _answers(reports)
@@ -95,7 +97,7 @@ def test_pandas_integers_and_record_batches():
                        "device_id": [0x27B0, 0x22BC, 0x1533], "class_code": [0x0300, 0x0403, 0x0200],
                        "subsystem_vendor": [0x10DE, None, None], "subsystem_device": [0x16FA, None, None]})
     t = audit_table(df).table.to_pydict()
-    assert t["server"] == ["a", "b"] and t["rtx-4000-sff-ada"] == [1, 0] and t["problems"] == [None, None]
+    assert t["server"] == ["a", "b"] and t["cards.rtx-4000-sff-ada"] == [1, 0] and t["problems"] == [None, None]
     batches = pa.Table.from_pandas(df, preserve_index=False).to_batches(max_chunksize=1)
     split = audit_table(pa.Table.from_batches(batches)).table
     assert split.equals(audit_table(df).table)  # a server across batches is one row
@@ -120,7 +122,7 @@ def test_missing_columns_and_wrong_inputs_are_typed_errors():
 
 def test_an_empty_table_has_no_servers():
     empty = audit_table(_table([]))
-    assert len(empty) == 0 and empty.table.column_names == result_columns(compile_policy())
+    assert len(empty) == 0 and empty.table.column_names == table_columns(compile_policy().card_ids)
     assert list(empty) == []
 
 
@@ -139,7 +141,7 @@ def test_the_int32_columns_are_one_block_shared_with_the_table(unsorted):
     read-only unless a caller done with the table takes it over."""
     rows = ROWS[::-1] if unsorted else ROWS
     result = audit_table(_table(rows))
-    names = int32_columns(result.compiled)
+    names = int32_columns(result.compiled.card_ids)
     block = result.int32_block()
     assert block.shape == (len(names), len(result)) and block.dtype == np.int32
     assert not block.flags.writeable
@@ -189,20 +191,21 @@ def test_a_large_audits_run_level_arrays_live_in_arrows_pool():
 
 @pytest.mark.parametrize("seed", range(25))
 def test_flat_rows_made_by_columns_equal_each_reports_flat_row(seed):
-    """AuditTable.flat() (columns at a time) writes what ServerReport.to_flat() writes."""
+    """AuditTable.flat() (columns at a time, each text made once per distinct outcome)
+    writes what ServerReport.to_flat() writes (a report at a time)."""
     rng = random.Random(seed)
     cells = ["10de", "27b0", "22bc", "1b80", "1b06", "2bb5", "26b1", "1e30", "1e36", "1b02", "1002",
              "731f", "0300", "030000", "0403", "0302", "", None, "zz", "8086", "1572", "0200"]
     names = [f"s{k}" for k in range(rng.randint(1, 12))] + [None, "", "  "]
     rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 150))]
     result = audit_table(_table(rows))
-    assert result.flat().to_pylist() == [r.to_flat() for r in result]
+    assert result.flat().to_pylist() == [r.to_flat(result.compiled.card_ids) for r in result]
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_audit_frame_of_a_device_table_equals_the_row_path(seed):
-    """audit_frame audits device tables a column at a time; its rows equal the reports of
-    the row path, pandas and Arrow alike, and a pandas column mixing integers with hex
+def test_audit_frame_of_a_device_table_equals_the_reports(seed):
+    """audit_frame's rows of a device table are the flat rows of its reports, pandas and
+    Arrow alike (a blank name is no name), and a pandas column mixing integers with hex
     text is read cell by cell."""
     from gpuclass.audit import audit_frame
 
@@ -210,16 +213,14 @@ def test_audit_frame_of_a_device_table_equals_the_row_path(seed):
     cells = ["10de", "27b0", "22bc", "2bb5", "1e30", "0300", "030000", "0403", "", None, "zz", "8086"]
     names = [f"s{k}" for k in range(rng.randint(1, 8))] + [None, " "]
     rows = [(rng.choice(names), *(rng.choice(cells) for _ in range(5))) for _ in range(rng.randint(1, 120))]
-    want = [r.to_flat() for r in audit_device_rows(rows, source="frame")]
     cards = [c["id"] for c in compile_policy().cards]
+    want = [r.to_flat(cards) for r in audit_device_rows(rows, source="frame")]
     for frame in (_table(rows), _table(rows).to_pandas()):
         out = audit_frame(frame)
         got = out.to_pylist() if isinstance(out, pa.Table) else out.to_dict("records")
         got = [{k: (None if v is not None and v != v else v) for k, v in r.items()} for r in got]  # NaN: none
-        for r, w in zip(got, want):  # the id column's own cell stays (a blank one names no server)
-            assert r["server"] == w["server"] or (w["server"] is None and not (r["server"] or "").strip())
-        assert [{k: r[k] for k in want[0] if k != "server"} for r in got] == \
-            [{k: v for k, v in w.items() if k != "server"} for w in want]
+        assert [r["server"] for r in got] == [w["server"] for w in want]
+        assert got == want
         assert all(sum(r[f"cards.{c}"] for c in cards) == r["supported_cards"] for r in got)
     mixed = pd.DataFrame({"server": ["a", "a", "b"], "vendor": [0x10DE, "10de", "10de"],
                           "device": ["27b0", 0x2BB5, "1e30"], "class": ["0300", "0302", 0x030000]})

@@ -21,8 +21,9 @@ from audit_samples import AUCTION, auction_listing
 from helpers import compiled_feed
 from gpuclass import audit as A
 from gpuclass.audit import audit_paths, write_reports
-from gpuclass.audit.listings import TextAuditor
-from gpuclass.audit.readers import Reader, iter_feed
+from gpuclass.audit.engine.listings import TextAuditor
+from gpuclass.audit.ingest.records import iter_feed
+from gpuclass.audit.ingest.text import Reader
 
 FIELDS = TextAuditor.FIELDS
 SETTINGS = settings(max_examples=int(os.environ.get("GPUCLASS_MUTATIONS", "60")), deadline=None,
@@ -39,7 +40,7 @@ def narrow(rec):
 
 
 def read(data: bytes, fields, chunk: int, monkeypatch) -> list:
-    monkeypatch.setattr(A.readers, "_READ", chunk)
+    monkeypatch.setattr(A.ingest.text, "READ_SIZE", chunk)
     return [(row, narrow(rec), err) for row, _, rec, err in iter_feed(Reader(io.BytesIO(data)), "f", fields)]
 
 
@@ -249,7 +250,7 @@ def test_bad_arguments_are_typed_errors(scan):
 
 def csv_of(path, monkeypatch, scanner: bool) -> str:
     if not scanner:
-        monkeypatch.setattr(A.readers, "_record_scanner", lambda: None)
+        monkeypatch.setattr(A.ingest.records, "_record_scanner", lambda: None)
     out = io.StringIO()
     write_reports(audit_paths([path]), "csv", out)
     monkeypatch.undo()
@@ -282,7 +283,7 @@ def test_well_formed_records_never_reach_the_record_decoder(tmp_path, scan, monk
     recs = auction_listing(30, seed=2)
     path = tmp_path / "feed.json"
     path.write_text(json.dumps(recs), encoding="utf-8")  # a snapshot: no top-level key to decode
-    monkeypatch.setattr(A.readers, "_READ", 1 << 20)  # the whole feed in one read
+    monkeypatch.setattr(A.ingest.text, "READ_SIZE", 1 << 20)  # the whole feed in one read
     calls = []
     real = json.JSONDecoder.raw_decode
     monkeypatch.setattr(json.JSONDecoder, "raw_decode", lambda self, s, idx=0: calls.append(idx) or real(self, s, idx))

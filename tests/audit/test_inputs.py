@@ -256,7 +256,7 @@ def test_a_zip_directory_that_lost_members_is_an_error(tmp_path, field):
 
 
 def test_the_zip64_member_count_is_read(tmp_path):
-    from gpuclass.audit.archives import _zip_members_listed
+    from gpuclass.audit.ingest.archives import _zip_members_listed
 
     many = [(f"m{i}", b"") for i in range(0x10000 + 3)]  # past 16 bits: a zip64 end record
     p = _zip_of(tmp_path / "many.zip", many)

@@ -1,29 +1,34 @@
-"""CSV lines made without the csv module are the csv module's lines, byte for byte (a
-report's, and a listing batch's from its shared outcomes), the totals of a batch are its
-reports' totals, and the reports a listing audit builds keep the record's passthrough
-fields in order."""
+"""The CSV sink writes the csv module's lines, byte for byte, whichever way a line is made
+(the csv module on a report's flat row, or the compiled line maker on a listing batch's
+shared outcome); the totals of a batch are its reports' totals; the reports a listing audit
+builds keep the record's passthrough fields in order."""
 
 from __future__ import annotations
 
 import csv
 import io
-import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import compiled_feed
-from gpuclass.audit.batch import ReportBatch, SharedOutcome
-from gpuclass.audit.output import write_reports
-from gpuclass.audit.report import CSV_COLUMNS, PASSTHROUGH, AuditSummary, ServerReport, finish, passthrough
+from gpuclass.audit import write_reports
+from gpuclass.audit.render import finish, flat_row
+from gpuclass.audit.results.columns import PASSTHROUGH, flat_columns
+from gpuclass.audit.results.listing import ReportBatch, SharedOutcome
+from gpuclass.audit.results.reports import AuditSummary, ServerReport, passthrough
+from gpuclass.policy import compile_policy
+
+CARD_IDS = tuple(compile_policy().card_ids)
 
 # texts as auction feeds hold them, and the characters that need quoting
 TEXT = st.text(st.sampled_from(list("ab 1,\";\n\r\t'x\u00e9\u2122\u2028\\")) | st.characters(), max_size=12)
 VALUE = (TEXT | st.none() | st.booleans() | st.integers(-10**20, 10**20)
          | st.floats(allow_nan=True, allow_infinity=True)
          | st.lists(st.integers(), max_size=2) | st.dictionaries(TEXT, st.integers(), max_size=2))
-CARD = st.fixed_dictionaries({"card": TEXT, "name": TEXT, "count": st.integers(0, 9), "slices": st.integers(0, 36)})
+CARD = st.fixed_dictionaries({"card": st.sampled_from(CARD_IDS) | TEXT, "name": TEXT, "count": st.integers(0, 9),
+                              "slices": st.integers(0, 36)})
 
 
 @st.composite
@@ -38,17 +43,9 @@ def reports(draw):
 def _csv_module(rows) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w.writerow(flat_columns(CARD_IDS))
     w.writerows(rows)
     return buf.getvalue()
-
-
-@settings(max_examples=500, deadline=None)
-@given(reports())
-def test_a_line_made_directly_is_the_csv_modules_line(r):
-    line = r.csv_line()
-    if line is not None:
-        assert _csv_module([r.csv_row()]).split("\n", 1)[1] == line
 
 
 @settings(max_examples=200, deadline=None)
@@ -56,20 +53,7 @@ def test_a_line_made_directly_is_the_csv_modules_line(r):
 def test_the_csv_output_is_the_csv_modules_output(rs):
     buf = io.StringIO()
     write_reports(rs, "csv", buf)
-    assert buf.getvalue() == _csv_module(r.csv_row() for r in rs)
-
-
-def test_a_listings_usual_report_takes_the_direct_way():
-    r = ServerReport(7, "live_data_sb_EUR.json", "2000001", True, [{"card": "gtx-1080", "count": 1}], 1, 4,
-                     [], 0, "1x GeForce GTX 1080: 4 slices", [], 1,
-                     {"cpu": "Intel Core i7-7700", "price": 43.5, "datacenter": "FSN1-DC18", "hourly_price": 0.0596})
-    assert r.csv_line() == ("7,live_data_sb_EUR.json,2000001,True,gtx-1080 x1,1,4,,0,1x GeForce GTX 1080: 4 slices,"
-                            ",1,Intel Core i7-7700,43.5,FSN1-DC18,0.0596\n")
-    odd = ServerReport(7, "s", "x", extra={"price": math.inf, "cpu": None})
-    assert odd.csv_line() == "7,s,x,False,,0,0,,0,,,1,,inf,,\n"
-    for quoted in (ServerReport(7, "s", 'say "x"'), ServerReport(7, "s", "x", reason="a\nb"),
-                   ServerReport(7, "s", "x", extra={"cpu": ["a"]}), ServerReport(7.0, "s", "x")):
-        assert quoted.csv_line() is None  # written by the csv module
+    assert buf.getvalue() == _csv_module(flat_row(r, CARD_IDS) for r in rs)
 
 
 def test_passthrough_keeps_the_passthrough_fields_in_their_order():
@@ -84,7 +68,7 @@ def test_passthrough_keeps_the_passthrough_fields_in_their_order():
 
 @st.composite
 def batches(draw):
-    outcomes = [SharedOutcome(finish(draw(reports()))) for _ in range(draw(st.integers(1, 3)))]
+    outcomes = [SharedOutcome(finish(draw(reports())), CARD_IDS) for _ in range(draw(st.integers(1, 3)))]
     entries = []
     for row in range(draw(st.integers(0, 12))):
         if draw(st.booleans()):
@@ -99,15 +83,13 @@ def batches(draw):
 @settings(max_examples=300, deadline=None)
 @given(batches())
 def test_a_batch_writes_and_counts_what_its_reports_say(batch):
-    made = [r.csv_row() for r in ReportBatch(batch.entries)]  # another batch: reports made apart
+    made = [flat_row(r, CARD_IDS) for r in ReportBatch(batch.entries)]  # another batch: reports made apart
     buf = io.StringIO()
     summary = write_reports([batch], "csv", buf)
     assert buf.getvalue() == _csv_module(made)
     alone = AuditSummary()
     alone.add_many(batch)
     assert summary == alone
-    for line, row in zip(ReportBatch(batch.entries).csv_lines(), made):
-        assert line is None or line == _csv_module([row]).split("\n", 1)[1]
 
 
 @pytest.fixture(scope="module")
@@ -143,19 +125,22 @@ def odd_batches(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(odd_batches())
-def test_the_compiled_lines_are_the_lines_made_here(compiled_lines, batch):
-    """The compiled line maker (gpuclass._feed.csv_lines) gives every entry the line the
-    Python one gives it, None (the csv module's turn) at the same places."""
-    from gpuclass.audit import batch as batch_module
-
-    here = batch_module._compiled_lines
-    try:
-        batch_module._compiled_lines = None
-        want = ReportBatch(batch.entries).csv_lines()
-    finally:
-        batch_module._compiled_lines = here
-    assert compiled_lines(batch.entries, PASSTHROUGH) == want
-    assert ReportBatch(batch.entries).csv_lines() == want  # and the batch uses it
+def test_the_compiled_lines_are_the_csv_modules_lines(compiled_lines, batch):
+    """The compiled line maker (gpuclass._feed.csv_lines) gives each shared entry the csv
+    module's line of its report, or None (then the csv module writes it): never another."""
+    shared = [e for e in batch.entries if type(e) is tuple and type(e[4]) is dict]
+    lines = compiled_lines(shared, PASSTHROUGH)
+    assert ReportBatch(batch.entries).csv_lines().count(None) >= len(batch.entries) - len(shared)
+    assert len(lines) == len(shared)
+    reports = ReportBatch(shared).reports()
+    for line, r in zip(lines, reports):
+        assert line is None or line == _csv_module([flat_row(r, CARD_IDS)]).split("\n", 1)[1]
+    plain = [line for line, e in zip(lines, shared) if isinstance(e[2], str) and "," not in e[2]
+             and '"' not in e[2] and "\n" not in e[2] and "\r" not in e[2] and type(e[4]) is dict
+             and all(v is None or type(v) in (str, int, float) and "," not in str(v) and '"' not in str(v)
+                     and "\n" not in str(v) and "\r" not in str(v) for v in map(e[4].get, PASSTHROUGH))
+             and "," not in e[1] and '"' not in e[1] and "\n" not in e[1] and "\r" not in e[1]]
+    assert None not in plain  # a record of plain cells takes the direct way
 
 
 def test_the_compiled_lines_take_four_passthrough_keys(compiled_lines):
@@ -168,10 +153,11 @@ def test_the_compiled_lines_take_four_passthrough_keys(compiled_lines):
 def test_a_batch_makes_each_report_once_and_apart_from_its_outcome():
     shared = SharedOutcome(finish(ServerReport(0, "", None, cards=[
         {"card": "gtx-1080", "name": "GeForce GTX 1080", "count": 1, "slices": 4, "source": "text",
-         "evidence": "gtx 1080"}])))
+         "evidence": "gtx 1080"}])), CARD_IDS)
     batch = ReportBatch([(1, "f", "a", shared, {}), (2, "f", "b", shared, {"cpu": "x"})])
     first = batch.reports()
     assert batch.reports() is first and [r.server for r in batch] == ["a", "b"]
     first[0].cards[0]["count"] = 99  # a report's data is its own
     assert shared.report.cards[0]["count"] == 1 and first[1].cards[0]["count"] == 1
-    assert batch.csv_lines()[1] == "2,f,b,True,gtx-1080 x1,1,4,,0,1x GeForce GTX 1080: 4 slices,,1,x,,,\n"
+    line = batch.csv_lines()[1]
+    assert line is None or line == "2,f,b,True,gtx-1080 x1,1,4,,0,1x GeForce GTX 1080: 4 slices,,1,1,0,0,0,0,0,0,x,,,\n"

@@ -15,7 +15,7 @@ import pytest
 from report_samples import SAMPLE, hostile_feed
 
 from gpuclass.audit import ServerReport, audit_records
-from gpuclass.audit.report import finish
+from gpuclass.audit.render import finish
 from gpuclass.cli import main
 from gpuclass.errors import InputError
 from gpuclass.report import fleet_summary, render_html, write_html_report

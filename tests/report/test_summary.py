@@ -22,7 +22,7 @@ from gpuclass.audit import (
     audit_records,
     audit_table,
 )
-from gpuclass.audit.report import finish
+from gpuclass.audit.render import finish
 from gpuclass.errors import InputError
 from gpuclass.report import fleet_summary
 from gpuclass.report.prices import read_price, source_currency
@@ -215,12 +215,12 @@ def test_look_alikes_named_from_listing_text_and_from_ids():
             {"id": 5, "description": ["2x Quadro RTX 6000"]}]
     s = fleet_summary(audit_records(feed))
     got = {r["gpu"]: (r["gpus"], r["servers"], r["look_alike_of"]) for r in s.unsupported.to_pylist()}
-    assert got == {
-        "Quadro RTX 6000 (10de:1e30)": (3, 2, "RTX 6000 Ada Generation"),
-        "RTX 4000 Ada Generation (10de:27b2)": (1, 1, "RTX 4000 SFF Ada Generation"),
+    assert got == {  # named as every report names them (pcinames.unsupported_label: pci.ids)
+        "TU102GL [Quadro RTX 6000/8000] (10de:1e30)": (3, 2, "RTX 6000 Ada Generation"),
+        "AD104GL [RTX 4000 Ada Generation] (10de:27b2)": (1, 1, "RTX 4000 SFF Ada Generation"),
         "RTX 6000 Ada Laptop GPU": (1, 1, "RTX 6000 Ada Generation"),
-        "GeForce GTX 1070 (10de:1b81)": (1, 1, None)}
-    # the device-table path names them from pci.ids
+        "GP104 [GeForce GTX 1070] (10de:1b81)": (1, 1, None)}
+    # the device-table path: the same names
     t = audit_table(pa.table({"server": ["q", "w"], "vendor": ["10de", "10de"], "device": ["1e30", "27b2"],
                               "class": ["0300", "0300"]}))
     u = fleet_summary(t).unsupported.to_pylist()

@@ -73,7 +73,7 @@ def test_the_gate_never_changes_an_answer(cache_dir, text):
 # what a listing audit does without at start (its whole process races a json + regex script)
 HEAVY = ("numpy", "pydantic", "pyarrow", "yaml", "dataclasses", "typing", "pathlib", "tempfile", "shutil",
          "pickle", "hashlib", "inspect", "lzma", "bz2", "tarfile", "zipfile", "gpuclass.textmatch.build",
-         "gpuclass.audit.archives", "gpuclass.audit.csvfiles")
+         "gpuclass.audit.ingest.archives", "gpuclass.audit.ingest.csv")
 
 
 def test_a_warm_listing_audit_loads_nothing_heavy(cache_dir, tmp_path):
@@ -261,7 +261,8 @@ def test_entry_columns_keep_every_field_or_refuse_it():
     from gpuclass.textmatch.entries import ABSENT_MARK, SUPPORTED_TEXT, Entry, EntryTable
 
     entries = [Entry(SUPPORTED_TEXT, 6, "RTX PRO 6000 Blackwell", "10de:2bb1", "GB202GL"),
-               Entry(ABSENT_MARK, -1, "", None, None), Entry(SUPPORTED_TEXT, 0, "x", "", "\u2122")]
+               Entry(ABSENT_MARK, -1, "", None, None), Entry(SUPPORTED_TEXT, 0, "x", "", "\u2122"),
+               Entry(1, -1, "RTX PRO 6000D", "10de:2bb2", "GB202", "GB202 [RTX PRO 6000D] (10de:2bb2)")]
     table = EntryTable(*EntryTable.of(entries).columns())
     assert list(table) == entries and table == entries and table != entries[:2]
     for bad in (Entry(0, 0, "two\nlines", None), Entry(0, 0, "nul\0", None), Entry(0, 255, "x", None),
@@ -269,7 +270,7 @@ def test_entry_columns_keep_every_field_or_refuse_it():
         with pytest.raises(ValueError):
             EntryTable.of([bad])
     with pytest.raises(ValueError):  # columns of different lengths (a damaged state)
-        list(EntryTable(b"\0\0", b"\1\1", "a", "\0\n\0", "\0\n\0"))
+        list(EntryTable(b"\0\0", b"\1\1", "a", "\0\n\0", "\0\n\0", "\0\n\0"))
 
 
 def test_a_database_of_long_names_builds_and_loads_a_matcher(cache_dir, tmp_path):

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import IO
 
-from ..errors import SourceError
-from ..inputs import kind_of, open_input
+from ...errors import SourceError
+from ...inputs import kind_of, open_input
 from .compressed import Bounded, Limits, archive_kind, decompress_errors
 
 if TYPE_CHECKING:  # tarfile and zipfile load with the first archive read

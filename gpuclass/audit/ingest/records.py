@@ -1,88 +1,36 @@
-"""Reading audit inputs as streams of records: the auction feed, NDJSON, CSV, Parquet.
+"""Auction feeds and NDJSON as streams of records, each with its row and any error.
 
-Files are read in chunks and decoded incrementally; the auction feed (an object
-with a ``server`` list, or a bare array: a feed snapshot) is decoded one record at a
-time (``json.JSONDecoder.raw_decode`` over a sliding buffer; one record must fit in
-memory).  A record that cannot be read comes out with its error, never dropped, and
-reading goes on at the next record.  :func:`sniff` and :func:`detect_kind` tell the
-kinds apart by content (magic bytes first), not by name.
+The auction feed (an object with a ``server`` list, or a bare array: a feed snapshot) is
+decoded one record at a time (``json.JSONDecoder.raw_decode`` over a sliding buffer; one
+record must fit in memory); runs of well-formed records are read by the compiled scanner
+(:mod:`gpuclass._feed`) where it is built.  A record that cannot be read comes out with its
+error, never dropped, and reading goes on at the next record.
 
->>> sniff(b'[{"id": 1}]', "sb-120000.json"), sniff(b"01:00.0 0300: 10de:1b80\\n", "x")
-('feed', 'lspci')
+>>> import io
+>>> from .text import Reader
+>>> [(row, rec, err) for row, _, rec, err in iter_ndjson(Reader(io.BytesIO(b'{"id": 1}\\n{\\n')), "x")]
+[(1, {'id': 1}, None), (2, None, 'malformed JSON line: Expecting property name enclosed in double quotes at column 1')]
 """
 
 from __future__ import annotations
 
-import codecs
-import csv
 import json
-import os
 import re
-from collections.abc import Iterator, Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO, Any
+    from collections.abc import Iterator
+    from typing import Any
 
-    from .progress import Progress
+from ...lazy import compiled_function
+from .text import Reader
 
-from ..inputs import open_input
-from ..lazy import compiled_function
-from .compressed import Limits, archive_kind, compression_of, decompress, decompress_errors
+__all__ = ["iter_feed", "iter_ndjson"]
 
-__all__ = ["KINDS", "TEXT_COLUMNS", "SERVER_COLUMNS", "CHUNK_ROWS", "DEVICE_FIELDS", "DEVICE_ALIASES",
-           "Reader", "iter_feed", "iter_ndjson", "is_device_header", "sniff", "detect_kind", "HEAD"]
-
-KINDS = ("feed", "ndjson", "csv", "lspci", "lspci-dir", "archive", "table-csv", "parquet")
-TEXT_COLUMNS = ("description", "text", "name", "gpu")
-SERVER_COLUMNS = ("server", "id", "host", "hostname", "node")
-DEVICE_FIELDS = ("server", "vendor", "device", "subvendor", "subdevice", "class")
-DEVICE_ALIASES = {"server": SERVER_COLUMNS, "vendor": ("vendor", "vendor_id"),
-                  "device": ("device", "device_id"), "subvendor": ("subvendor", "subsystem_vendor"),
-                  "subdevice": ("subdevice", "subsystem_device", "subsystem_id"),
-                  "class": ("class", "class_code", "class_id")}
-CHUNK_ROWS = 65536      # device-table rows classified per kernel call
-HEAD = 65536            # bytes looked at to tell a stream's kind
-_READ = 4 << 20         # bytes read at a time (a small feed in one piece: fewer fresh pages)
 _MAX_RECORD = 64 << 20  # one feed record larger than this is malformed, not buffered on
 _SCAN = 256             # feed records the compiled scanner hands over at a time (few kept alive)
 _TOO_DEEP = "malformed JSON: nested deeper than the decoder reads"
 _TOO_LONG = "malformed JSON: an integer longer than Python reads (sys.get_int_max_str_digits())"
-# a line of lspci output: an address (maybe after an IOMMU-group prefix), or a -vmm Slot
-_LSPCI_LINE = re.compile(r"^(?:IOMMU [Gg]roup [0-9]{1,6}:? )?[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:"
-                         r"[01][0-9a-fA-F]\.[0-7][ \t]|^Slot:\t", re.MULTILINE)
-
-
-class Reader:
-    """Text chunks of a binary file, decoded incrementally, reporting progress."""
-
-    def __init__(self, fh: IO[bytes], progress: Progress | None = None) -> None:
-        self.fh = fh
-        self.progress = progress
-        # utf-8-sig: a byte-order mark at the start is no part of the first field
-        self.decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
-        self.eof = False
-
-    def read(self) -> str:
-        data = self.fh.read(_READ)
-        if self.progress:
-            self.progress.advance(len(data))
-        if not data:
-            self.eof = True
-            return self.decoder.decode(b"", final=True)
-        return self.decoder.decode(data)
-
-    def lines(self) -> Iterator[str]:
-        """Lines with their ``\n`` (the csv module needs it inside quoted fields)."""
-        tail = ""
-        while not self.eof:
-            chunk = tail + self.read()
-            parts = chunk.split("\n")
-            tail = parts.pop()
-            for part in parts:
-                yield part + "\n"
-        if tail:
-            yield tail
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"\s*')   # a JSON string and the blanks after it
@@ -314,74 +262,3 @@ def iter_ndjson(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, st
             yield row, source, None, _TOO_DEEP
         except ValueError:
             yield row, source, None, _TOO_LONG
-
-
-def is_device_header(header: Sequence[str]) -> bool:
-    """A header with vendor and device columns: a device table."""
-    low = {str(h).strip().lower() for h in header}
-    return bool(low & set(DEVICE_ALIASES["vendor"])) and bool(low & set(DEVICE_ALIASES["device"]))
-
-
-def sniff(head: bytes, name: str) -> str:
-    """The kind of a stream from its first bytes (decompressed) and its name: one of
-    ``KINDS``, ``binary``, or ``text`` (no lspci line among the first ones)."""
-    low = name.lower()
-    if archive_kind(head):
-        return "archive"
-    if head.startswith(b"PAR1") or low.endswith(".parquet"):
-        return "parquet"
-    text = head.decode("utf-8", "replace").lstrip("\ufeff")
-    stripped = text.lstrip()
-    if low.endswith((".csv", ".tsv")):
-        try:
-            first = next(csv.reader([text.split("\n", 1)[0]]), [])
-        except csv.Error:  # a header the csv module rejects: reading it says so
-            first = []
-        return "table-csv" if is_device_header(first) else "csv"
-    if low.endswith((".ndjson", ".jsonl")):
-        return "ndjson"
-    json_like = stripped.startswith(("{", "["))
-    if not low.endswith(".json") and _LSPCI_LINE.search(text):
-        return "lspci"   # before the first byte: a dump whose first line is damaged is a dump
-    if json_like:
-        if stripped.startswith("["):
-            return "feed"
-        first_line, _, rest = stripped.partition("\n")
-        try:
-            json.loads(first_line)
-        except (ValueError, RecursionError):
-            return "feed"  # an object over several lines: a feed document
-        return "ndjson" if rest.strip() else "feed"
-    # a text input may hold a stray control byte; a binary holds many
-    if head.count(b"\0") * 200 > len(head) or text.count("\ufffd") * 20 > len(text) + 20:
-        return "binary"
-    return "text"
-
-
-def detect_kind(path: str | os.PathLike, limits: Limits | None = None) -> str:
-    """The input kind of a path, by its first bytes (decompressed where compressed) and
-    its name: one of ``KINDS``, ``binary`` or ``text``.
-
-    >>> import tempfile, pathlib, gzip
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "sb-120000.json.gz").write_bytes(gzip.compress(b'[{"id": 1}]'))
-    >>> detect_kind(d / "sb-120000.json.gz"), detect_kind(d)
-    ('feed', 'lspci-dir')
-    """
-    if os.path.isdir(path):
-        return "lspci-dir"
-    name = os.fspath(path)
-    with open_input(path, "audit input") as fh:
-        head = fh.read(HEAD)
-        kind = compression_of(head)
-        if kind is not None:
-            fh.seek(0)
-            try:
-                head = decompress(fh, kind, name, limits or Limits()).read(HEAD)
-            except decompress_errors():
-                return "binary"
-            for suffix in (".gz", ".xz", ".bz2", ".zst", ".tgz", ".txz", ".tbz2"):
-                if name.lower().endswith(suffix):
-                    name = name[: -len(suffix)]
-                    break
-    return sniff(head, name)

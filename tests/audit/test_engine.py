@@ -1,4 +1,5 @@
-"""Streaming device-table audits: any batching gives the row-by-row answers, in bounded memory."""
+"""The device engine: any batching gives one answer, a server's rows are merged wherever they
+lie (and the runs held merged as they pile up), Parquet in and out."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from gpuclass.audit import audit_device_rows  # noqa: E402
-from gpuclass.audit.columnar import audit_table  # noqa: E402
-from gpuclass.audit.stream import audit_parquet, iter_audit, result_schema, write_parquet  # noqa: E402
+from gpuclass.audit import audit_paths, audit_table, write_reports  # noqa: E402
+from gpuclass.audit.engine import devices as engine_module  # noqa: E402
+from gpuclass.audit.engine.devices import DeviceEngine  # noqa: E402
+from gpuclass.audit.ingest.columns import field_names  # noqa: E402
+from gpuclass.audit.results.columns import typed_schema  # noqa: E402
 from gpuclass.errors import InputError, SourceError  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
@@ -40,20 +43,53 @@ def _rows(rng, servers, repeats=True):
     return [(s, *(rng.choice(CELLS) for _ in range(5))) for s in order]
 
 
+def _fed(rows, batch, core=None):
+    engine = DeviceEngine(compile_policy(), core)
+    table = _table(rows)
+    fields = field_names(table.column_names, None)
+    for b in table.to_batches(max_chunksize=batch):
+        engine.add(b, fields)
+    return engine
+
+
 @pytest.mark.parametrize("seed", range(30))
-def test_any_batching_gives_the_row_path_answers(seed, core):
+def test_any_batching_and_any_merging_give_one_answer(seed, core, monkeypatch):
     rng = random.Random(seed)
     servers = [f"s{k:03d}" for k in range(rng.randint(1, 40))]
     if rng.random() < 0.5:
-        rng.shuffle(servers)  # keys out of order: repeats are told by a set
+        rng.shuffle(servers)
     rows = _rows(rng, servers)
-    want = _answers(audit_device_rows(rows))
+    want = _answers(audit_table(_table(rows), kernel=core))
+    monkeypatch.setattr(engine_module, "_COMPACT_AT", rng.choice([1, 3, 1 << 20]))
+    engine = _fed(rows, rng.choice([1, 2, 3, 7, 64, 10_000]), core)
+    assert _answers(engine.result("table")) == want
+
+
+def test_the_runs_held_stay_about_the_servers_seen(monkeypatch):
+    """Rows of a few servers in no order: what the engine holds is merged to one run per
+    server whenever the runs pile up, never one per row."""
+    monkeypatch.setattr(engine_module, "_COMPACT_AT", 16)
+    rng = random.Random(4)
+    rows = [(f"s{rng.randrange(5)}", "10de", "27b0", "", "", "0300") for _ in range(2000)]
+    engine = DeviceEngine(compile_policy())
     table = _table(rows)
-    batch = rng.choice([1, 2, 3, 7, 64, 10_000])
-    chunk = rng.choice([1, 2, 5, 17, 1 << 20])
-    got = [r for t in iter_audit(table.to_batches(max_chunksize=batch), chunk_rows=chunk, kernel=core)
-           for r in t]
-    assert _answers(got) == want
+    fields = field_names(table.column_names, None)
+    most = 0
+    for b in table.to_batches(max_chunksize=8):
+        engine.add(b, fields)
+        most = max(most, engine._held)
+    assert most <= 2 * 16 + 8
+    result = engine.result("t")
+    assert sorted(result.table["server"].to_pylist()) == [f"s{k}" for k in range(5)]
+    assert sum(result.table["supported_cards"].to_pylist()) == 2000
+
+
+def test_servers_coming_back_are_merged():
+    rows = [("a", "10de", "27b0", "", "", "0300"), ("b", "10de", "27b0", "", "", "0300"),
+            ("a", "10de", "2bb5", "", "", "0302"), ("a", "zz", "2bb5", "", "", "0302")]
+    reports = list(_fed(rows, 1).result("t"))
+    assert [(r.server, r.supported_cards, r.rows, r.row) for r in reports] == [("a", 2, 3, 1), ("b", 1, 1, 2)]
+    assert reports[0].problems == ["row 4: vendor 'zz' is not a hex ID"]
 
 
 def test_a_server_split_across_row_groups_is_one_row(tmp_path):
@@ -62,29 +98,30 @@ def test_a_server_split_across_row_groups_is_one_row(tmp_path):
     pq.write_table(_table(rows), path, row_group_size=2)
     assert pq.ParquetFile(path).num_row_groups == 4
     out = tmp_path / "servers.parquet"
-    assert write_parquet(audit_parquet(path, chunk_rows=1), out) == 2
+    summary = write_reports(audit_paths([path]), "parquet", out)
+    assert summary.servers == 2
     got = pq.read_table(out)
     assert got.column("server").to_pylist() == ["a", "b"]
     assert got.column("supported_cards").to_pylist() == [5, 3]
-    assert got.column("rows").to_pylist() == [5, 3]
-    assert got.column("first_row").to_pylist() == [0, 5]
-    assert got.schema == result_schema(compile_policy())
+    assert got.column("rows").to_pylist() == [5, 3] and got.column("row").to_pylist() == [1, 6]
+    assert got.schema == typed_schema(compile_policy().card_ids)
 
 
 def test_parquet_out_equals_the_in_memory_table(tmp_path):
     rng = random.Random(7)
-    rows = _rows(rng, [f"srv-{k:04d}" for k in range(300)], repeats=False)
+    rows = _rows(rng, [f"srv-{k:04d}" for k in range(300)])
     path = tmp_path / "devices.parquet"
     pq.write_table(_table(rows), path, row_group_size=97)
     out = tmp_path / "servers.parquet"
-    write_parquet(audit_parquet(path, chunk_rows=100), out)
-    assert pq.read_table(out).equals(audit_table(_table(rows)).table.cast(result_schema(compile_policy())))
+    write_reports(audit_paths([path]), "parquet", out)
+    want = audit_table(_table(rows), source=str(path)).typed()
+    assert pq.read_table(out).equals(want)
 
 
 def test_text_id_columns_are_read_as_dictionaries(tmp_path):
     """A Parquet table's text ID columns come as dictionaries (each row group's few IDs
     read and parsed once), its server names and integer IDs as they are."""
-    from gpuclass.audit.tables import parquet_batches
+    from gpuclass.audit.ingest.parquet import parquet_batches
 
     rows = _rows(random.Random(5), [f"srv-{k:03d}" for k in range(200)], repeats=False)
     t = _table(rows)
@@ -113,57 +150,19 @@ def test_written_columns_are_dictionary_encoded_where_values_repeat(tmp_path):
     path = tmp_path / "devices.parquet"
     pq.write_table(_table(rows), path)
     out = tmp_path / "servers.parquet"
-    write_parquet(audit_parquet(path), out)
-    for column in ("server", "first_row"):
+    write_reports(audit_paths([path]), "parquet", out)
+    for column in ("server", "row"):
         assert not any("DICTIONARY" in e for e in _encodings(out, column)), column
-    for column in ("slices", "rtx-6000-ada", "problems"):
+    for column in ("slices", "cards.rtx-6000-ada", "problems"):
         assert any("DICTIONARY" in e for e in _encodings(out, column)), column
-    assert pq.read_table(out).equals(audit_table(_table(rows)).table.cast(result_schema(compile_policy())))
 
 
-def test_servers_coming_back_are_flagged_not_merged():
-    rows = [("a", "10de", "27b0", "", "", "0300"), ("b", "10de", "27b0", "", "", "0300"),
-            ("a", "10de", "2bb5", "", "", "0302"), ("a", "10de", "2bb5", "", "", "0302")]
-    reports = [r for t in iter_audit(_table(rows).to_batches(max_chunksize=1), chunk_rows=1) for r in t]
-    assert [(r.server, r.supported_cards) for r in reports] == [("a", 1), ("b", 1), ("a", 2)]
-    assert reports[2].problems == ["rows of server 'a' are not next to each other: "
-                                   "this report covers rows 3-4 only"]
-    assert reports[0].problems == reports[1].problems == []
-
-
-def test_keys_in_order_then_out_of_order():
-    """The first key out of order still finds every key written before it."""
-    first = [(f"k{i:02d}", "10de", "27b0", "", "", "0300") for i in range(10)]
-    later = [("k03", "10de", "27b0", "", "", "0300"), ("k99", "10de", "27b0", "", "", "0300"),
-             ("k07", "10de", "27b0", "", "", "0300")]
-    reports = [r for t in iter_audit(_table(first + later).to_batches(max_chunksize=4), chunk_rows=4)
-               for r in t]
-    flagged = [r.server for r in reports if r.problems]
-    assert flagged == ["k03", "k07"]
-    assert _answers(reports) == _answers(audit_device_rows(first + later))
-
-
-def test_results_come_before_the_input_ends():
-    """Bounded memory: a chunk's servers are written before later batches are read."""
-    read = []
-
-    def batches():
-        for i in range(50):
-            read.append(i)
-            yield _table([(f"s{i:02d}", "10de", "27b0", "", "", "0300")] * 10).to_batches()[0]
-
-    stream = iter_audit(batches(), chunk_rows=30)
-    first = next(stream)
-    assert len(read) <= 4 and first.table.num_rows >= 2
-    assert sum(t.table.num_rows for t in stream) + first.table.num_rows == 50
-
-
-def test_integer_id_columns_stream_too(core):
+def test_integer_id_columns(core):
     rows = [("a", 0x10de, 0x27b0, None, None, 0x030000), ("a", 0x10de, 0x22bc, None, None, 0x040300),
-            ("b", 0x10de, 0x1e30, None, None, 0x030000)]
+            ("b", 0x10de, 0x1e30, None, None, 0x0300)]
     table = pa.table({f: pa.array([r[i] for r in rows], pa.string() if i == 0 else pa.int64())
                       for i, f in enumerate(FIELDS)})
-    got = [r for t in iter_audit(table.to_batches(max_chunksize=1), chunk_rows=1, kernel=core) for r in t]
+    got = list(audit_table(table, kernel=core))
     assert [(r.server, r.slices, r.unsupported_gpus) for r in got] == [("a", 4, 0), ("b", 0, 1)]
 
 
@@ -171,67 +170,28 @@ def test_empty_and_unreadable_inputs(tmp_path):
     empty = tmp_path / "empty.parquet"
     pq.write_table(_table([]), empty)
     out = tmp_path / "out.parquet"
-    assert write_parquet(audit_parquet(empty), out) == 0
-    assert pq.read_table(out).schema == result_schema(compile_policy())
-    assert list(iter_audit([])) == []
+    assert write_reports(audit_paths([empty]), "parquet", out).servers == 0
+    assert pq.read_table(out).schema == typed_schema(compile_policy().card_ids)
+    assert len(DeviceEngine(compile_policy()).result("t")) == 0
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 not really")
     with pytest.raises(SourceError, match="bad.parquet.*not a Parquet file"):
-        audit_parquet(bad)
+        list(audit_paths([bad]))
     lacking = tmp_path / "lacking.parquet"
     pq.write_table(pa.table({"server": ["a"], "vendor": ["10de"]}), lacking)
     with pytest.raises(InputError, match="lacks columns"):
-        audit_parquet(lacking)
-
-
-class _Colliding:
-    """A kernel whose key hashes all collide: repeats must still be told exactly."""
-
-    def __init__(self, core):
-        self.core = core
-
-    def __getattr__(self, name):
-        return getattr(self.core, name)
-
-    def key_hashes(self, column, seed):
-        import numpy as np
-        return np.full(column.n, 42, dtype=np.uint64)
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_repeats_are_exact_when_every_hash_collides(seed, core):
-    rng = random.Random(seed)
-    servers = [f"h{k}" for k in range(25)]
-    rng.shuffle(servers)
-    rows = _rows(rng, servers)
-    want = _answers(audit_device_rows(rows))
-    got = [r for t in iter_audit(_table(rows).to_batches(max_chunksize=3), chunk_rows=rng.choice([1, 4, 50]),
-                                 kernel=_Colliding(core)) for r in t]
-    assert _answers(got) == want
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_parquet_rows_from_columns_equal_rows_from_reports(seed):
-    """The two ways `--format parquet` makes its rows agree: chunks a column at a time, and
-    reports one by one (listings)."""
-    from gpuclass.audit.stream import output_table, reports_table
-
-    rng = random.Random(seed)
-    rows = _rows(rng, [f"s{k}" for k in range(rng.randint(1, 30))])
-    result = audit_table(_table(rows))
-    assert output_table(result).equals(reports_table(list(result), result.compiled))
+        list(audit_paths([lacking]))
 
 
 def test_blank_server_names_are_no_names(core):
-    """Empty or whitespace-only server cells (ASCII or Unicode spaces) name no server, as in the
-    row path: each such row is a report of its own, flagged."""
+    """Empty or whitespace-only server cells (ASCII or Unicode spaces) name no server: each
+    such row is a report of its own, flagged."""
     blanks = ["", " ", "\t", "\u00a0", "\u2003 ", "\u3000", "\x1c"]
     rows = [(b, "10de", "27b0", "", "", "0300") for b in blanks] + [("a", "10de", "27b0", "", "", "0300"),
                                                                     ("\u200b", "10de", "27b0", "", "", "0300")]
-    want = _answers(audit_device_rows(rows))
-    got = [r for t in iter_audit(_table(rows).to_batches(), kernel=core) for r in t]
-    assert _answers(got) == want
+    got = list(audit_table(_table(rows), kernel=core))
     assert [r.server for r in got] == [None] * len(blanks) + ["a", "\u200b"]  # U+200B is no space
+    assert all(r.problems == ["row has no server name"] for r in got[:len(blanks)])
 
 
 def test_damaged_text_in_a_row_group_is_a_source_error(tmp_path):
@@ -242,4 +202,4 @@ def test_damaged_text_in_a_row_group_is_a_source_error(tmp_path):
                       else good.column(c)) for c in good.column_names})
     pq.write_table(t, path)
     with pytest.raises(SourceError, match="d.parquet"):
-        list(audit_parquet(path))
+        list(audit_paths([path]))

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO
 
-from ..errors import InputError, SourceError
+from ...errors import InputError, SourceError
 
 __all__ = ["Limits", "Bounded", "archive_kind", "compression_of", "decompress", "decompress_errors"]
 

@@ -1,61 +1,23 @@
-"""Device tables: one PCI function per row, from CSV rows or Parquet batches, as column chunks.
+"""Parquet device tables: only their device columns, read row group by row group.
 
->>> is_device_header(["server", "vendor_id", "device_id", "class"]), is_device_header(["id", "text"])
-(True, False)
+>>> import io, pyarrow as pa, pyarrow.parquet as pq
+>>> buf = io.BytesIO()
+>>> pq.write_table(pa.table({"server": ["a"], "vendor": ["10de"], "device": ["27b0"], "class": ["0300"],
+...                          "note": ["x"]}), buf)
+>>> [b.schema.names for b in parquet_batches(buf, None)]
+[['server', 'vendor', 'device', 'class']]
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import InputError, SourceError
-from .csvfiles import BadCsvRow
-from .readers import CHUNK_ROWS, DEVICE_ALIASES, DEVICE_FIELDS, is_device_header
+from ...errors import InputError, SourceError
+from .columns import device_columns
 
-__all__ = ["DEVICE_FIELDS", "device_columns", "is_device_header", "iter_device_csv", "parquet_batches",
-           "arrow_column"]
-
-
-
-
-def device_columns(header: Sequence[str], server_column: str | None) -> dict[str, int | None]:
-    low = [str(h).strip().lower() for h in header]
-    out: dict[str, int | None] = {}
-    for f in DEVICE_FIELDS:
-        names = (server_column.lower(),) if f == "server" and server_column else DEVICE_ALIASES[f]
-        out[f] = next((low.index(n) for n in names if n in low), None)
-    missing = [f for f in ("server", "vendor", "device", "class") if out[f] is None]
-    if missing:
-        raise InputError(f"device table lacks columns {missing} (header: {list(header)})")
-    return out
-
-
-def iter_device_csv(rows: Iterator[list[str]], header: list[str],
-                     server_column: str | None) -> Iterator[dict[str, Any]]:
-    idx = device_columns(header, server_column)
-    width = len(header)
-    it = enumerate(rows, 1)
-    while True:
-        part = list(itertools.islice(it, CHUNK_ROWS))
-        if not part:
-            return
-        cols: dict[str, list[Any]] = {k: [] for k in ("row", *DEVICE_FIELDS, "error")}
-        for row, cells in part:
-            cols["row"].append(row)
-            if isinstance(cells, BadCsvRow):
-                err = cells.problem
-            else:
-                err = None if len(cells) == width else f"expected {width} fields, got {len(cells)}"
-            for f in DEVICE_FIELDS:
-                i = idx[f]
-                cols[f].append(cells[i] if i is not None and i < len(cells) else None)
-            cols["error"].append(err)
-        yield cols
-
-
+__all__ = ["parquet_batches"]
 
 
 def parquet_batches(source: Path | IO[bytes], server_column: str | None,
@@ -79,6 +41,9 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
         schema = pq.ParquetFile(source).schema_arrow
         names = schema.names
         idx = device_columns(names, server_column)
+        if len(set(names)) != len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise InputError(f"{where}: the table names a column twice: {', '.join(twice)}")
         # ID columns of text as dictionaries: a few distinct IDs each, read and parsed once
         # per row group instead of once a row (the server names are as many as the servers)
         text_ids = [names[j] for f, j in idx.items() if f != "server" and j is not None
@@ -109,11 +74,3 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
             row += batch.num_rows
             yield batch
     return batches()
-
-
-def arrow_column(col: Any) -> Any:
-    import pyarrow as pa
-
-    if pa.types.is_integer(col.type) and col.null_count == 0:
-        return col.to_numpy()
-    return col.to_pylist()

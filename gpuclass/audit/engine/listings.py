@@ -13,7 +13,7 @@ feed audits in the time a script takes to start).
 ...          "specials": ["GPU"]},
 ...         {"id": 2, "description": ["Quadro RTX 6000"], "specials": ["GPU"]}]
 >>> [(r.server, r.gpu_capable, r.slices, r.reason) for r in audit_records(feed)]
-[('1', True, 4, '1x GeForce GTX 1080: 4 slices'), ('2', False, 0, 'unsupported GPU only: 1x Quadro RTX 6000 (10de:1e30)')]
+[('1', True, 4, '1x GeForce GTX 1080: 4 slices'), ('2', False, 0, 'unsupported GPU only: 1x TU102GL [Quadro RTX 6000/8000] (10de:1e30)')]
 """
 
 from __future__ import annotations
@@ -25,9 +25,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
-from .batch import ReportBatch, SharedOutcome
-from .report import PASSTHROUGH, ServerReport, card_entries, finish, passthrough, unsupported_entries
+from ...textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
+from ..render import (GPU_SPECIAL, NO_DESCRIPTION, NO_ID, ambiguous, card_entries, duplicate_id, editions, finish,
+                      unsupported_entries)
+from ..results.columns import PASSTHROUGH
+from ..results.listing import ReportBatch, SharedOutcome
+from ..results.reports import ServerReport, passthrough
 
 __all__ = ["TextAuditor", "audit_records", "audit_texts"]
 
@@ -66,12 +69,13 @@ class TextAuditor:
     FIELDS = ("id", "server", "description", "information", "specials", *PASSTHROUGH)
 
     def __init__(self, policy: Any = None, matcher: Any = None) -> None:
-        from ..textmatch import TextMatcher, default_matcher
+        from ...textmatch import TextMatcher, default_matcher
 
         if matcher is None:
             matcher = default_matcher() if policy is None else TextMatcher.cached(policy)
         self.matcher = matcher
         self.compiled = matcher.compiled
+        self.card_ids = tuple(matcher.compiled.card_ids)
         self._ids: dict[str, int] = {}   # server id -> first row, within the current source
         self._source: str | None = None
         # a record's (description, information, specials) -> its outcome; a line -> its
@@ -111,7 +115,7 @@ class TextAuditor:
             problems: list[str] | None = None  # the record's own (made where it has one)
             if sid is None or sid == "":
                 server = None
-                problems = ["record has no id"]
+                problems = [NO_ID]
             else:
                 server = sid if type(sid) is str else str(sid)
                 if source is not last_source and source != last_source:  # ids are per source
@@ -119,7 +123,7 @@ class TextAuditor:
                     ids, last_source = self._ids, source
                 first = ids.setdefault(server, row)
                 if first != row:
-                    problems = [f"duplicate server id {server!r} (first at row {first})"]
+                    problems = [duplicate_id(server, first)]
             d, i, sp = rec.get("description"), rec.get("information"), rec.get("specials")
             try:  # a text seen before is taken as it is: only well-typed texts are kept
                 key: Any = (tuple(d) if type(d) is list else d, tuple(i) if type(i) is list else i,
@@ -141,7 +145,7 @@ class TextAuditor:
             if shape:  # rare: then the missing description is told here, in field order
                 problems.extend(shape[:n_desc])
                 if not n_desc and not any(line.strip() for line in desc):
-                    problems.append("record has no description")
+                    problems.append(NO_DESCRIPTION)
                 problems.extend(shape[n_desc:])
             if shape or key is None:
                 key = len(out)  # its own outcome, never kept
@@ -186,7 +190,7 @@ class TextAuditor:
                         not hits and any(s.strip().lower() == "gpu" for s in specials))
                 done = outcomes.get(told)
                 if done is None:
-                    done = outcomes[told] = SharedOutcome(self._outcome(*told))
+                    done = outcomes[told] = SharedOutcome(self._outcome(*told), self.card_ids)
                 if well_typed:
                     known[key] = done
             out[i] = ((row, source, server, done, rec) if not problems
@@ -199,7 +203,7 @@ class TextAuditor:
         by every record whose text says the same."""
         r = ServerReport(0, "", None)
         if no_description:
-            r.problems.append("record has no description")
+            r.problems.append(NO_DESCRIPTION)
         entries = self.matcher.entries
         evidence: dict[int, list[str]] = {}
         unsupported: dict[str, int] = {}
@@ -212,18 +216,17 @@ class TextAuditor:
                 if words not in seen:
                     seen.append(words)
                 if e.kind == EDITIONS_TEXT:
-                    r.problems.append(f"{words!r} does not say which edition: {e.name}; "
-                                      f"counted as {self.compiled.cards[e.target]['name']}")
+                    r.problems.append(editions(words, e.name, self.compiled.cards[e.target]["name"]))
             elif e.kind == UNSUPPORTED_TEXT:
-                label = e.name + (f" ({e.device_id})" if e.device_id else "")
+                label = e.label or e.name  # pcinames.unsupported_label's, made with the matcher
                 unsupported[label] = unsupported.get(label, 0) + count
             elif e.kind == AMBIGUOUS_TEXT:
-                r.problems.append(f"{words!r} does not say which card: {e.name}")
+                r.problems.append(ambiguous(words, e.name))
         r.cards = card_entries(self.compiled, per_card, "text",
                                {c: "; ".join(t) for c, t in evidence.items()})
         unsupported_entries(r, unsupported)
         if gpu_special:
-            r.problems.append("specials list GPU but no card name is recognisable")
+            r.problems.append(GPU_SPECIAL)
         return finish(r)
 
 

@@ -9,8 +9,13 @@ directory of hourly feed snapshots is a history; ``latest=True`` keeps the lates
 record per server id).  Members that are no input (a binary, a sysfs tree's files,
 a symlink leaving the directory, a FIFO) are skipped and listed in ``skipped``.
 
+Each kind goes to its engine: feeds, NDJSON and text CSV to the listing engine, lspci
+dumps to the dump engine, device tables (CSV or Parquet) to the device engine, which
+merges a server's rows wherever they lie.  The run yields the engines' chunks
+(:mod:`gpuclass.audit.results`) in input order.
+
 Errors: a missing or unreadable path, a damaged archive, an input that expands past
-the limits (:class:`~gpuclass.audit.compressed.Limits`) are a
+the limits (:class:`~gpuclass.audit.ingest.compressed.Limits`) are a
 :class:`~gpuclass.errors.SourceError` naming the file and member; a CSV that is not
 comma-separated, or lacks a text column, is an :class:`~gpuclass.errors.InputError`
 raised before the first report; a malformed row inside an input is a flagged report.
@@ -34,52 +39,23 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
 
-    from .archives import Member
+    from .ingest.archives import Member
     from .progress import Progress
 
-from ..errors import InputError, SourceError
+from ..errors import InputError, NotAFileError, SourceError
 from ..inputs import LIMITS, open_input
-from .compressed import Bounded, Limits, archive_kind, compression_of, decompress
-from .listings import TextAuditor
-from .readers import HEAD, KINDS, TEXT_COLUMNS, Reader, is_device_header, iter_feed, iter_ndjson, sniff
-from .report import ServerReport
+from .ingest.columns import TEXT_COLUMNS, is_device_header, pick_column
+from .ingest.compressed import Bounded, Limits, archive_kind, compression_of, decompress
+from .ingest.kinds import HEAD, KINDS, SKIP_REASONS, plain_name, sniff
+from .ingest.records import iter_feed, iter_ndjson
+from .ingest.streams import Prefixed, read_head, rewound
+from .ingest.text import Reader
+from .results.listing import ReportBatch
+from .results.reports import ServerReport
 
 __all__ = ["audit_paths", "AuditRun"]
 
 _MEMBER_LIMIT = LIMITS["audit member"]
-
-
-class _Prefixed(io.RawIOBase):
-    """The bytes already read to tell a stream's kind, then the rest of the stream."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        super().__init__()
-        self.head, self.rest = head, rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        if self.head:
-            n = min(len(b), len(self.head))
-            b[:n] = self.head[:n]
-            self.head = self.head[n:]
-            return n
-        if isinstance(self.rest, io.IOBase):  # straight into the caller's buffer: no copy
-            return self.rest.readinto(b) or 0
-        data = self.rest.read(len(b))  # a wrapper that counts what is read (progress)
-        b[:len(data)] = data
-        return len(data)
-
-
-def _head(fh: IO[bytes]) -> bytes:
-    out = b""
-    while len(out) < HEAD:
-        chunk = fh.read(HEAD - len(out))
-        if not chunk:
-            break
-        out += chunk
-    return out
 
 
 class _Context:
@@ -91,32 +67,45 @@ class _Context:
         self.limits = limits
         self.progress = progress
         self.skipped: list[dict[str, str]] = []
-        self._text: TextAuditor | None = None
+        self._text: Any = None
+        self._compiled: Any = None
 
-    def text_auditor(self) -> TextAuditor:
+    def text_auditor(self) -> Any:
         if self._text is None:
+            from .engine.listings import TextAuditor
+
             self._text = TextAuditor(self.policy)
         return self._text
+
+    def compiled(self) -> Any:
+        if self._compiled is None:
+            if self._text is not None:  # the text matcher's: compiled with it (and cached)
+                self._compiled = self._text.compiled
+            else:
+                from ..policy import compile_policy
+
+                self._compiled = compile_policy(self.policy)
+        return self._compiled
 
     def skip(self, name: str, reason: str) -> None:
         self.skipped.append({"input": name, "reason": reason})
 
 
-def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
-                    member: Member | None, total: list[int], in_archive: bool) -> Iterator[Any]:
-    """Reports of one stream (a file, or a member of a collection)."""
-    head = _head(fh)
+def _stream_chunks(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
+                   member: Member | None, total: list[int], in_archive: bool) -> Iterator[Any]:
+    """The chunks of one stream (a file, or a member of a collection)."""
+    head = read_head(fh, HEAD)
     comp = compression_of(head)
     inner = member.name if member is not None else os.path.basename(name)
     if comp is not None:
-        fh = decompress(_rewound(fh, head), comp, name, ctx.limits, total)
-        head = _head(fh)
-        inner = _less_suffix(inner)
+        fh = decompress(rewound(fh, head), comp, name, ctx.limits, total)
+        head = read_head(fh, HEAD)
+        inner = plain_name(inner)
     found = sniff(head, inner)
-    stream: IO[bytes] = io.BufferedReader(_Prefixed(head, fh), buffer_size=1 << 20)
+    stream: IO[bytes] = io.BufferedReader(Prefixed(head, fh), buffer_size=1 << 20)
     if found == "archive" and (kind in (None, "archive") or member is None and kind == "lspci-dir"):
         if in_archive:
-            ctx.skip(name, "an archive inside a collection (not read)")
+            ctx.skip(name, SKIP_REASONS["archive"])
             return
         yield from _collection(ctx, _archive_members(fh, head, name, ctx.limits, total), name, total)
         return
@@ -130,76 +119,63 @@ def _stream_reports(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
                 pass
         if member is None:  # named by the user: it had better be an input
             raise SourceError(name, None, "binary data, not an audit input")
-        ctx.skip(name, "a binary file, not an audit input" if kind == "binary" else
-                 "an archive inside a collection (not read)")
+        ctx.skip(name, SKIP_REASONS[kind])
         return
     if kind == "text":
         if member is not None and not _dump_like(name):
-            ctx.skip(name, "a text file with no lspci output, not an audit input")
+            ctx.skip(name, SKIP_REASONS["text"])
             return
         kind = "lspci"
     if kind == "lspci":
-        data = stream.read(_MEMBER_LIMIT + 1)
-        if len(data) > _MEMBER_LIMIT:
-            raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for one dump)")
-        from .archives import server_name
-        from .dumps import audit_lspci_dumps
-
-        server = server_name(inner)
-        yield from audit_lspci_dumps([(server, data)], policy=ctx.policy, source=name)
-        return
-    if kind == "parquet":
-        # pyarrow reads the footer first: the file itself where it can seek, else a copy
-        source: IO[bytes] = _rewound(fh, head)
-        if not source.seekable():
-            data = source.read(_MEMBER_LIMIT + 1)
-            if len(data) > _MEMBER_LIMIT:
-                raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for a "
-                                              "Parquet member that cannot be read in place)")
-            source = io.BytesIO(data)
-        # audited a column at a time: chunks of servers (AuditTable), iterated where reports are wanted
-        from .stream import iter_audit, prefetch
-        from .tables import parquet_batches
-
-        yield from iter_audit(prefetch(parquet_batches(source, ctx.server_column, name)), policy=ctx.policy,
-                              server_column=ctx.server_column, source=name)
-        return
-    reader = Reader(stream)
-    if kind == "feed":
+        yield _dump_chunk(ctx, stream, name, inner)
+    elif kind == "parquet":
+        yield _parquet_chunk(ctx, fh, head, name)
+    elif kind == "feed":
         auditor = ctx.text_auditor()
-        yield from auditor.batches(iter_feed(reader, name, auditor.FIELDS))
+        yield from auditor.batches(iter_feed(Reader(stream), name, auditor.FIELDS))
     elif kind == "ndjson":
-        yield from ctx.text_auditor().batches(iter_ndjson(reader, name))
+        yield from ctx.text_auditor().batches(iter_ndjson(Reader(stream), name))
     elif kind in ("csv", "table-csv"):
-        yield from _csv_reports(ctx, reader, name, kind)
+        yield from _csv_chunks(ctx, Reader(stream), name, kind)
     else:
         raise InputError(f"unknown input kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
-def _less_suffix(name: str) -> str:
-    """A compressed file's name less its compression suffix (``sb-1200.json.gz``: ``sb-1200.json``)."""
-    low = name.lower()
-    for suffix, plain in ((".gz", ""), (".xz", ""), (".bz2", ""), (".zst", ""), (".tgz", ".tar"),
-                          (".txz", ".tar"), (".tbz2", ".tar")):
-        if low.endswith(suffix):
-            return name[: -len(suffix)] + plain
-    return name
+def _dump_chunk(ctx: _Context, stream: IO[bytes], name: str, inner: str) -> ReportBatch:
+    data = stream.read(_MEMBER_LIMIT + 1)
+    if len(data) > _MEMBER_LIMIT:
+        raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for one dump)")
+    from .engine.dumps import audit_lspci_dumps
+    from .ingest.archives import server_name
+
+    return ReportBatch(list(audit_lspci_dumps([(server_name(inner), data)], policy=ctx.compiled(), source=name)))
 
 
-def _rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:
-    """``fh`` from its start again, after ``head`` was read from it."""
-    if fh.seekable():
-        try:
-            fh.seek(0)
-            return fh
-        except (OSError, ValueError):
-            pass
-    return io.BufferedReader(_Prefixed(head, fh))
+def _parquet_chunk(ctx: _Context, fh: IO[bytes], head: bytes, name: str) -> Any:
+    # pyarrow reads the footer first: the file itself where it can seek, else a copy
+    source: IO[bytes] = rewound(fh, head)
+    if not source.seekable():
+        data = source.read(_MEMBER_LIMIT + 1)
+        if len(data) > _MEMBER_LIMIT:
+            raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for a "
+                                          "Parquet member that cannot be read in place)")
+        source = io.BytesIO(data)
+    from .engine.devices import DeviceEngine
+    from .ingest.columns import field_names
+    from .ingest.parquet import parquet_batches
+    from .ingest.streams import prefetch
+
+    engine = DeviceEngine(ctx.compiled())
+    fields = None
+    for batch in prefetch(parquet_batches(source, ctx.server_column, name)):
+        if fields is None:
+            fields = field_names(batch.schema.names, ctx.server_column)
+        engine.add(batch, fields)
+    return engine.result(name)
 
 
-def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator[Any]:
-    from .csvfiles import BadCsvRow, CsvRows, check_header
-    from .csvfiles import iter_text_csv as _text_rows
+def _csv_chunks(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator[Any]:
+    from .ingest.csv import BadCsvRow, CsvRows, check_header, device_batches, iter_text_csv
 
     table = CsvRows(reader)
     rows = iter(table)
@@ -210,18 +186,20 @@ def _csv_reports(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterato
         raise SourceError(name, 1, f"unreadable CSV header: {header.problem}")
     check_header(header, name)
     if kind == "table-csv" or is_device_header(header):
-        from .devices import DeviceAuditor
-        from .tables import iter_device_csv
+        from .engine.devices import DeviceEngine
 
         table.one_line = True  # IDs and server names never span lines: a quote is stray
-        yield from DeviceAuditor(ctx.policy).reports(iter_device_csv(rows, header, ctx.server_column), name)
+        engine = DeviceEngine(ctx.compiled())
+        for batch, fields, errors in device_batches(rows, header, ctx.server_column):
+            engine.add(batch, fields, errors)
+        yield engine.result(name)
     else:
-        yield from ctx.text_auditor().batches(
-            _text_rows(rows, header, name, ctx.text_column, ctx.server_column))
+        yield from ctx.text_auditor().batches(iter_text_csv(rows, header, name, ctx.text_column,
+                                                            ctx.server_column))
 
 
 def _dump_like(name: str) -> bool:
-    from .archives import DUMP_SUFFIXES
+    from .ingest.archives import DUMP_SUFFIXES
 
     base = os.path.basename(name).lower()
     return base.startswith("lspci") or base.endswith(DUMP_SUFFIXES)
@@ -229,10 +207,10 @@ def _dump_like(name: str) -> bool:
 
 def _archive_members(fh: IO[bytes], head: bytes, name: str, limits: Limits,
                      total: list[int]) -> Iterator[Member]:
-    from .archives import iter_tar, iter_zip
+    from .ingest.archives import iter_tar, iter_zip
 
     kind = archive_kind(head)
-    stream = _rewound(fh, head)
+    stream = rewound(fh, head)
     if kind == "zip":
         if not stream.seekable():  # a zip is read from its end: standard input is copied first
             cap = min(limits.max_expanded, _MEMBER_LIMIT * 4)
@@ -254,11 +232,9 @@ def _collection(ctx: _Context, members: Iterator[Member], name: str, total: list
             continue
         try:
             fh = m.open()
-        except SourceError as exc:
-            if "not a regular file" in exc.reason or "symlink" in exc.reason:
-                ctx.skip(full, exc.reason)
-                continue
-            raise
+        except NotAFileError as exc:
+            ctx.skip(full, exc.reason)
+            continue
         if ctx.progress is not None and not isinstance(fh, Bounded):
             from .progress import Counted
 
@@ -267,7 +243,7 @@ def _collection(ctx: _Context, members: Iterator[Member], name: str, total: list
             # an archive's members count towards its expansion; a directory's archives are
             # read (one level), an archive's archives are not
             inside = total is not None
-            yield from _stream_reports(ctx, fh, full, None, m, total if inside else [0], inside)
+            yield from _stream_chunks(ctx, fh, full, None, m, total if inside else [0], inside)
 
 
 class _closing:
@@ -283,11 +259,11 @@ class _closing:
             close()
 
 
-def _path_reports(ctx: _Context, path: str, kind: str) -> Iterator[Any]:
+def _path_chunks(ctx: _Context, path: str, kind: str) -> Iterator[Any]:
     if os.path.isdir(path):
         if kind not in ("auto", "lspci-dir", "archive"):
             raise InputError(f"{path}: a directory cannot be read as {kind}")
-        from .archives import iter_dir
+        from .ingest.archives import iter_dir
 
         yield from _collection(ctx, iter_dir(path), path.rstrip("/") or "/", None, sep="/")
         return
@@ -298,24 +274,30 @@ def _path_reports(ctx: _Context, path: str, kind: str) -> Iterator[Any]:
         fh = Counted(fh, ctx.progress)
     with _closing(fh):
         forced = None if kind in ("auto", "lspci-dir") else kind
-        yield from _stream_reports(ctx, fh, "<stdin>" if path == "-" else path, forced, None, [0], False)
+        yield from _stream_chunks(ctx, fh, "<stdin>" if path == "-" else path, forced, None, [0], False)
 
 
 class AuditRun:
     """The reports of :func:`audit_paths`, streamed; ``skipped`` lists the members that
     were not read (``{"input", "reason"}``), complete once the run is exhausted.
 
-    :meth:`pieces` gives the same run with each Parquet device table's servers as
-    :class:`~gpuclass.audit.columnar.AuditTable` chunks, for writers that take columns,
-    and a listing's reports a batch (a list) at a time.
+    :meth:`chunks` gives the same run as the engines' chunks (a listing's reports a batch
+    at a time, a device table's servers as one :class:`~gpuclass.audit.results.table.AuditTable`),
+    for the sinks.
     """
 
     def __init__(self, gen: Iterator[Any], ctx: _Context) -> None:
         self._gen = gen
         self._reports: Iterator[ServerReport] = iter(())
+        self._ctx = ctx
         self.skipped = ctx.skipped
 
-    def __iter__(self) -> "AuditRun":
+    @property
+    def compiled(self) -> Any:
+        """The run's compiled policy."""
+        return self._ctx.compiled()
+
+    def __iter__(self) -> AuditRun:
         return self
 
     def __next__(self) -> ServerReport:
@@ -323,15 +305,13 @@ class AuditRun:
             r = next(self._reports, None)
             if r is not None:
                 return r
-            item = next(self._gen)
-            if isinstance(item, ServerReport):
-                return item
-            self._reports = iter(item)
+            self._reports = iter(next(self._gen).reports())
 
-    def pieces(self) -> Iterator[Any]:
-        """The run as it comes, in input order: ServerReport objects, lists of them (a
-        listing's batch) and AuditTable chunks."""
-        yield from self._reports
+    def chunks(self) -> Iterator[Any]:
+        """The run as it comes, in input order: :mod:`gpuclass.audit.results` chunks."""
+        rest = list(self._reports)
+        if rest:
+            yield ReportBatch(rest)
         yield from self._gen
 
 
@@ -374,13 +354,13 @@ def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", polic
 
     def generate() -> Iterator[Any]:
         try:
-            items: Iterator[Any] = (r for p in names for r in _path_reports(ctx, p, kind))
+            items: Iterator[Any] = (c for p in names for c in _path_chunks(ctx, p, kind))
             if latest:
-                items = _latest(r for item in items for r in _reports_of(item))
-            for item in items:
+                items = iter((ReportBatch(list(_latest(r for chunk in items for r in chunk.reports()))),))
+            for chunk in items:
                 if bar is not None:
-                    bar.row(1 if isinstance(item, ServerReport) else len(item))
-                yield item
+                    bar.row(len(chunk))
+                yield chunk
         finally:
             if bar is not None:
                 bar.close()
@@ -402,7 +382,7 @@ def _preflight(path: str, kind: str, text_column: str | None) -> None:
     if found not in ("csv", "table-csv"):
         return
     reader = Reader(io.BytesIO(head))
-    from .csvfiles import BadCsvRow, check_header, csv_rows, pick_column
+    from .ingest.csv import BadCsvRow, check_header, csv_rows
 
     header = next(csv_rows(reader), None)
     if header is None or isinstance(header, BadCsvRow):
@@ -412,10 +392,6 @@ def _preflight(path: str, kind: str, text_column: str | None) -> None:
             pick_column(header, TEXT_COLUMNS, text_column, "text") is None:
         raise InputError(f"{path}: no text column (one of {', '.join(TEXT_COLUMNS)}) "
                          "and no vendor/device columns; name one with --text-column")
-
-
-def _reports_of(item: Any) -> Iterator[ServerReport]:
-    return iter((item,)) if isinstance(item, ServerReport) else iter(item)
 
 
 def _latest(reports: Iterator[ServerReport]) -> Iterator[ServerReport]:

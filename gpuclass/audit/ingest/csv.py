@@ -1,7 +1,11 @@
 """CSV inputs: rows that survive stray quotes, a text column or a device table.
 
+A text CSV gives records (:func:`iter_text_csv`) for the listing engine; a device table
+gives Arrow record batches of its device columns (:func:`device_batches`) for the device
+engine, the one every device table reaches.
+
 >>> import io
->>> from .readers import Reader
+>>> from .text import Reader
 >>> rows = list(csv_rows(Reader(io.BytesIO(b'\\xef\\xbb\\xbfid,description\\n1,"5 GPU\\n2,GTX 1080\\n'))))
 >>> rows[0], type(rows[1]).__name__, rows[2]
 (['id', 'description'], 'BadCsvRow', ['2', 'GTX 1080'])
@@ -16,11 +20,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..errors import InputError
-from .readers import SERVER_COLUMNS, TEXT_COLUMNS, Reader
-from .report import PASSTHROUGH
+from ...errors import InputError
+from ..results.columns import PASSTHROUGH
+from . import columns
+from .columns import DEVICE_FIELDS, SERVER_COLUMNS, TEXT_COLUMNS, device_columns, pick_column
+from .text import Reader
 
-__all__ = ["BadCsvRow", "CsvRows", "csv_rows", "check_header", "pick_column", "iter_text_csv"]
+__all__ = ["BadCsvRow", "CsvRows", "csv_rows", "check_header", "iter_text_csv", "device_batches"]
 
 
 class BadCsvRow(list):
@@ -113,15 +119,6 @@ def check_header(header: list[str], source: str) -> None:
                                  f"gpuclass reads comma-separated CSV (convert it first)")
 
 
-def pick_column(header: list[str], wanted: Sequence[str], given: str | None, what: str) -> int | None:
-    low = [h.strip().lower() for h in header]
-    if given is not None:
-        if given.lower() not in low:
-            raise InputError(f"{what} column {given!r} not in the header {header}")
-        return low.index(given.lower())
-    return next((low.index(w) for w in wanted if w in low), None)
-
-
 def iter_text_csv(rows: Iterator[list[str]], header: list[str], source: str, text_column: str | None,
                    server_column: str | None) -> Iterator[tuple[int, str, Any, str | None]]:
     ti = pick_column(header, TEXT_COLUMNS, text_column, "text")
@@ -143,3 +140,37 @@ def iter_text_csv(rows: Iterator[list[str]], header: list[str], source: str, tex
         for k, i in extra.items():
             rec[k] = [x.strip() for x in cells[i].split(",") if x.strip()] if k == "specials" else cells[i]
         yield row, source, rec, None
+
+
+def device_batches(rows: Iterator[list[str]], header: list[str],
+                   server_column: str | None) -> Iterator[tuple[Any, dict[str, str | None], dict[int, str]]]:
+    """The rows of a device-table CSV as ``(record batch, fields, errors)``: the device
+    columns as text, ``fields`` the column of each device field,
+    ``errors`` the rows that could not be read (a stray quote, a wrong number of fields),
+    whose ID cells are left missing and whose server cell is kept where the row has one."""
+    import itertools
+
+    import pyarrow as pa
+
+    idx = device_columns(header, server_column)
+    present = [f for f in DEVICE_FIELDS if idx[f] is not None]
+    fields = {f: (f if f in present else None) for f in DEVICE_FIELDS}
+    width = len(header)
+    it = enumerate(rows)
+    while True:
+        part = list(itertools.islice(it, columns.BATCH_ROWS))
+        if not part:
+            return
+        cols: dict[str, list[str | None]] = {f: [] for f in present}
+        errors: dict[int, str] = {}
+        for k, (_, cells) in enumerate(part):
+            if isinstance(cells, BadCsvRow):
+                errors[k] = cells.problem
+            elif len(cells) != width:
+                errors[k] = f"expected {width} fields, got {len(cells)}"
+            for f in present:
+                i = idx[f]
+                cell = cells[i] if i < len(cells) else None
+                cols[f].append(None if k in errors and f != "server" else cell)
+        yield (pa.record_batch([pa.array(cols[f], pa.string()) for f in present], names=present),
+               fields, errors)

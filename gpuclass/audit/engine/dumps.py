@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ..classify import classify_table
-from ..constants import SUPPORTED, UNSUPPORTED
-from ..errors import SourceError
-from ..pcinames import unsupported_label
-from ..policy import compile_policy
-from ..sources.lspci import parse_lspci
-from .report import ServerReport, card_entries, finish, unsupported_entries
+from ...classify import classify_table
+from ...constants import SUPPORTED, UNSUPPORTED
+from ...errors import SourceError
+from ...pcinames import unsupported_label
+from ...policy import compile_policy
+from ...sources.lspci import parse_lspci
+from ..render import EMPTY_DUMP, cannot_read, card_entries, finish, not_a_dump, unreadable_line, unsupported_entries
+from ..results.reports import ServerReport
 
 __all__ = ["audit_lspci_dumps"]
 
@@ -32,19 +33,19 @@ def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, p
     for row, (server, text) in enumerate(dumps, 1):
         r = ServerReport(row, source, server)
         if isinstance(text, Exception):
-            r.problems.append(f"cannot read: {text}")
+            r.problems.append(cannot_read(text))
             yield finish(r)
             continue
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         if not text.strip():
-            r.problems.append("empty lspci dump")
+            r.problems.append(EMPTY_DUMP)
             yield finish(r)
             continue
         try:
             table = parse_lspci(text, source=f"{source}:{server}")
         except SourceError as exc:
-            r.problems.append(f"not an lspci dump: {exc.reason}")
+            r.problems.append(not_a_dump(exc.reason))
             yield finish(r)
             continue
         res = classify_table(table, compiled)
@@ -57,11 +58,11 @@ def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, p
         unsupported: dict[str, int] = {}
         for i in np.flatnonzero(res.status == UNSUPPORTED).tolist():
             if db is None:
-                from ..db import default_database
+                from ...db import default_database
                 db = default_database()
             label = unsupported_label(db, int(table.vendor[i]), int(table.device[i]))
             unsupported[label] = unsupported.get(label, 0) + 1
         unsupported_entries(r, unsupported)
         for i in np.flatnonzero(table.invalid_mask()).tolist():
-            r.problems.append(f"unreadable line: {table.problems[i]}")
+            r.problems.append(unreadable_line(table.problems[i]))
         yield finish(r)

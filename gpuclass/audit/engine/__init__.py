@@ -1,0 +1,12 @@
+"""The engines: what turns an input's rows into per-server answers.
+
+- :mod:`.listings`: auction-like records with free text (feeds, NDJSON, text CSV, text
+  frames), one report per record, cards matched by :mod:`gpuclass.textmatch`;
+- :mod:`.devices`: device tables (one PCI function per row) as Arrow batches, one row per
+  server, through the native core: the one device-table engine every door reaches;
+- :mod:`.dumps`: collected lspci dumps, one report per dump, through
+  :func:`gpuclass.sources.lspci.parse_lspci` and the classifier.
+
+Every engine counts cards through the compiled rollup and renders through
+:mod:`gpuclass.audit.render`.
+"""

@@ -1,0 +1,227 @@
+"""The device-table engine: Arrow record batches in, one row per server out.
+
+Every device table reaches this one engine, whatever its door: a Parquet or CSV file (the
+CSV reader makes Arrow batches), a pyarrow Table, a pandas DataFrame, a Dask partition.
+Each batch's columns go to the native core (``core.audit_rows``), which parses the hex
+cells straight from the Arrow buffers, classifies the rows and rolls them up per run of
+equal server keys without the GIL.  Runs of one server are then merged by the rollup's
+rules (``core.merge_runs``), wherever they lie: a server split across batches, or whose
+rows are not next to each other, is one row, and ``rows`` counts all of its rows.  A row
+that names no server (a missing cell, or only whitespace) is a server of its own.
+
+What is kept between batches is the runs (a key and a few counts each); they are merged
+into one run per server whenever they pile up, so the memory an audit holds grows with its
+servers, not its rows.
+
+>>> import pyarrow as pa
+>>> from gpuclass.policy import compile_policy
+>>> engine = DeviceEngine(compile_policy())
+>>> fields = {"server": "server", "vendor": "vendor", "device": "device", "subvendor": None,
+...           "subdevice": None, "class": "class"}
+>>> engine.add(pa.record_batch({"server": ["a", "b"], "vendor": ["10de", "8086"],
+...                             "device": ["27b0", "1533"], "class": ["0300", "0200"]}), fields)
+>>> engine.add(pa.record_batch({"server": ["a"], "vendor": ["10de"], "device": ["27b0"],
+...                             "class": ["0300"]}), fields)
+>>> [(r.server, r.slices, r.rows, r.row) for r in engine.result("t")]
+[('a', 8, 2, 1), ('b', 0, 1, 2)]
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ... import constants as C
+from ..._native import audit_columns, cell_text, core, problem_text
+from ..ingest.arrow import device_arrays
+from ..pool import iota, pooled_empty
+
+__all__ = ["Runs", "DeviceEngine", "audit_batches", "group_runs", "merge_runs"]
+
+
+class Runs(NamedTuple):
+    """Rows rolled up per run of one server key, with what the reports need later."""
+
+    keys: Any                # pyarrow array: the server of each run (null: no server)
+    first: np.ndarray        # int64: the first row of each run (0-based, whole input)
+    rows: np.ndarray         # int64: rows in each run
+    totals: np.ndarray       # int32 (runs, ROLLUP_COLUMNS)
+    counts: np.ndarray       # int32 (runs, cards)
+    problems: list[tuple[int, int, str]]   # (run, row, text): rows with a problem, in row order
+    unsupported_run: np.ndarray            # int64: the run of each unsupported GPU
+    unsupported_ids: np.ndarray            # int64: its vendor << 16 | device
+
+
+# Runs held before they are merged into one per server (or twice the servers merged so far).
+_COMPACT_AT = 1 << 20
+
+
+def _empty_runs(n_cards: int) -> Runs:
+    import pyarrow as pa
+
+    empty = np.empty(0, np.int64)
+    return Runs(pa.array([], pa.string()), empty, empty, np.empty((0, C.ROLLUP_COLUMNS), np.int32),
+                np.empty((0, n_cards), np.int32), [], empty, empty)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _keys(parts: list[Any]) -> Any:
+    """Server keys of several batches as one array (a batch of only missing names is of
+    the null type; integers of two widths become int64, anything else mixed text)."""
+    import pyarrow as pa
+
+    if len(parts) == 1:
+        return parts[0]
+    types = {p.type for p in parts} - {pa.null()}
+    if len(types) > 1:
+        target = pa.int64() if all(pa.types.is_integer(t) for t in types) else pa.large_string()
+    else:
+        target = types.pop() if types else pa.null()
+    return pa.concat_arrays([p if p.type == target else p.cast(target) for p in parts])
+
+
+def audit_batches(items: Any, fields: dict[str, str | None], compiled: Any, first_row: int = 0,
+                  kernel: Any = None) -> Runs:
+    """Roll up the rows of ``items`` per run of equal server keys (runs do not cross
+    batches; :func:`group_runs` joins them).  An item is a record batch, or ``(batch,
+    errors)`` with ``errors`` ``{row in batch: text}``: rows the reader could not read,
+    whose ID cells it left missing, flagged with that text instead.  ``first_row``: the
+    row number (0-based) of the first batch's first row in the whole input."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kernel = core if kernel is None else kernel
+    keys, first, rows, totals, counts, problems, uns_run, uns_ids = [], [], [], [], [], [], [], []
+    base, run_base = first_row, 0
+    n_cards = len(compiled.cards)
+    for item in items:
+        batch, errors = item if isinstance(item, tuple) else (item, None)
+        n = batch.num_rows
+        if n == 0:
+            continue
+        server, ids = device_arrays(batch, fields)
+        cols = audit_columns(server, ids, n)
+        runs = kernel.audit_rows(compiled.tables, cols, n_cards)
+        starts = runs.starts
+        heads = server.take(pa.array(starts[:-1]))
+        if pa.types.is_dictionary(heads.type):  # a run's server as its value
+            heads = heads.cast(heads.type.value_type)
+        if runs.nameless.any():  # blank names are no names
+            heads = pc.if_else(pa.array(runs.nameless), pa.scalar(None, heads.type), heads)
+        keys.append(heads)
+        first.append(starts[:-1] + base if base else starts[:-1])
+        rows.append(np.subtract(starts[1:], starts[:-1], out=pooled_empty(len(starts) - 1, np.int64)))
+        totals.append(runs.totals)
+        counts.append(runs.counts)
+        if len(runs.problem_rows):
+            run_of = np.searchsorted(starts, runs.problem_rows, side="right") - 1 + run_base
+            for run, r, code in zip(run_of.tolist(), runs.problem_rows.tolist(), runs.problem_codes.tolist()):
+                text = errors.get(r) if errors else None
+                if text is None:
+                    text = problem_text(code, cell_text(cols[1 + code // 4], r))
+                problems.append((run, base + r, text))
+        uns_run.append(np.searchsorted(starts, runs.unsupported_rows, side="right") - 1 + run_base)
+        uns_ids.append(runs.unsupported_ids)
+        base += n
+        run_base += len(starts) - 1
+    if not keys:
+        return _empty_runs(n_cards)
+    return Runs(_keys(keys), _joined(first), _joined(rows), _joined(totals), _joined(counts), problems,
+                _joined(uns_run).astype(np.int64, copy=False), _joined(uns_ids))
+
+
+def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
+    """The server group of each run and the first run of each group, groups in order of
+    first appearance (runs of one server key share a group; a run without a server is a
+    group of its own)."""
+    import pyarrow.compute as pc
+
+    n = len(runs.first)
+    keys = runs.keys
+    if n < 2 or (keys.null_count == 0
+                 and pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py()):
+        ident = iota(n)  # sorted by server: each run is its group
+        return ident, ident
+    # dictionary indices count the distinct keys in order of first appearance
+    idx = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False)
+    null = np.asarray(keys.is_null(), dtype=bool) if keys.null_count else np.zeros(n, dtype=bool)
+    idx = np.where(null, -1, idx).astype(np.int64)
+    seen = np.maximum.accumulate(np.concatenate(([-1], idx)))[:-1]
+    new = null | (idx > seen)          # a key never seen before, or no key at all
+    order = np.cumsum(new) - 1
+    key_group = np.zeros(int(idx.max(initial=-1)) + 1, dtype=np.int64)
+    key_group[idx[new & ~null]] = order[new & ~null]
+    group = order.copy()
+    group[~null] = key_group[idx[~null]]
+    return group, np.flatnonzero(new)
+
+
+def merge_runs(runs: Runs, group: np.ndarray | None = None, first_run: np.ndarray | None = None,
+               kernel: Any = None) -> Runs:
+    """``runs`` with the runs of each group (default: :func:`group_runs`) made one, by the
+    rollup's rules (sums, the first supported model, the mixed bits: ``core.merge_runs``)."""
+    import pyarrow as pa
+
+    if group is None or first_run is None:
+        group, first_run = group_runs(runs)
+    n_groups = len(first_run)
+    if n_groups == len(runs.first):  # every run its own group, in order: nothing moves
+        return runs
+    kernel = core if kernel is None else kernel
+    totals, counts = kernel.merge_runs(group, runs.totals, runs.counts, n_groups)
+    rows = np.bincount(group, weights=runs.rows, minlength=n_groups).astype(np.int64)
+    return Runs(runs.keys.take(pa.array(first_run)), runs.first[first_run], rows, totals, counts,
+                [(int(group[run]), row, text) for run, row, text in runs.problems],
+                group[runs.unsupported_run], runs.unsupported_ids)
+
+
+class DeviceEngine:
+    """One device table fed a batch at a time (see the module docstring); :meth:`result`
+    gives its servers, in order of first appearance."""
+
+    def __init__(self, compiled: Any, kernel: Any = None) -> None:
+        self.compiled = compiled
+        self.kernel = core if kernel is None else kernel
+        self.rows = 0            # input rows fed so far
+        self._runs: list[Runs] = []
+        self._held = 0           # runs in self._runs
+        self._merged = 0         # runs after the last merge
+
+    def add(self, batch: Any, fields: dict[str, str | None], errors: dict[int, str] | None = None) -> None:
+        """Audit one record batch (``errors``: see :func:`audit_batches`)."""
+        n = batch.num_rows
+        if n == 0:
+            return
+        runs = audit_batches([(batch, errors)], fields, self.compiled, self.rows, self.kernel)
+        self.rows += n
+        self._runs.append(runs)
+        self._held += len(runs.first)
+        if self._held > max(_COMPACT_AT, 2 * self._merged):
+            merged = merge_runs(self._joined(), kernel=self.kernel)
+            self._runs, self._held = [merged], len(merged.first)
+            self._merged = self._held
+
+    def _joined(self) -> Runs:
+        parts = self._runs
+        if not parts:
+            return _empty_runs(len(self.compiled.cards))
+        if len(parts) == 1:
+            return parts[0]
+        offsets = np.cumsum([0] + [len(p.first) for p in parts])
+        return Runs(_keys([p.keys for p in parts]), _joined([p.first for p in parts]),
+                    _joined([p.rows for p in parts]), _joined([p.totals for p in parts]),
+                    _joined([p.counts for p in parts]),
+                    [(run + int(off), row, text) for p, off in zip(parts, offsets) for run, row, text in p.problems],
+                    _joined([p.unsupported_run + off for p, off in zip(parts, offsets)]),
+                    _joined([p.unsupported_ids for p in parts]))
+
+    def result(self, source: str, db: Any = None):
+        """The per-server :class:`~gpuclass.audit.results.table.AuditTable` of what was fed."""
+        from ..results.table import AuditTable
+
+        runs = merge_runs(self._joined(), kernel=self.kernel)
+        return AuditTable.from_runs(runs, self.compiled, source, db)

@@ -1,0 +1,111 @@
+"""Byte streams as an audit reads them: the head read to tell a kind, put back; a stream from
+its start again; batches read ahead on a thread.
+
+>>> import io
+>>> fh = io.BytesIO(b"abcdef")
+>>> head = read_head(fh, 2)
+>>> head, Prefixed(head, fh).read()
+(b'ab', b'abcdef')
+"""
+
+from __future__ import annotations
+
+import io
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import IO, Any
+
+__all__ = ["Prefixed", "read_head", "rewound", "prefetch"]
+
+
+class Prefixed(io.RawIOBase):
+    """The bytes already read to tell a stream's kind, then the rest of the stream."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        super().__init__()
+        self.head, self.rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self.head:
+            n = min(len(b), len(self.head))
+            b[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        if isinstance(self.rest, io.IOBase):  # straight into the caller's buffer: no copy
+            return self.rest.readinto(b) or 0
+        data = self.rest.read(len(b))  # a wrapper that counts what is read (progress)
+        b[:len(data)] = data
+        return len(data)
+
+
+def read_head(fh: IO[bytes], size: int) -> bytes:
+    """Up to ``size`` bytes from the start of ``fh`` (fewer only at its end)."""
+    out = b""
+    while len(out) < size:
+        chunk = fh.read(size - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:
+    """``fh`` from its start again, after ``head`` was read from it."""
+    if fh.seekable():
+        try:
+            fh.seek(0)
+            return fh
+        except (OSError, ValueError):
+            pass
+    return io.BufferedReader(Prefixed(head, fh))
+
+
+def prefetch(items: Iterable[Any], depth: int = 2) -> Iterator[Any]:
+    """``items`` produced by a background thread, up to ``depth`` ahead: reading (pyarrow
+    decodes without the GIL) goes on while the kernels work on what came before.  An
+    error in the producer is raised where the consumer reaches it; a consumer that stops
+    early stops the producer."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((done, None))
+        except BaseException as exc:  # handed to the consumer
+            q.put((done, exc))
+
+    worker = threading.Thread(target=produce, name="gpuclass-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, exc = q.get()
+            if item is done:
+                if exc is not None:
+                    raise exc
+                return
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # let a blocked producer see the stop
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                worker.join(0.05)

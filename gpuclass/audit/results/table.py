@@ -1,0 +1,251 @@
+"""A device audit's servers as columns: :class:`AuditTable`.
+
+:attr:`AuditTable.table` (pyarrow) has one row per server, the columns of
+:func:`~gpuclass.audit.results.columns.table_columns`; the texts a report shows (its
+unsupported GPUs by pci.ids name, its reason) are made only when asked for, once per
+distinct ID or outcome.  Iterating gives :class:`~gpuclass.audit.results.reports.ServerReport`
+objects; :meth:`~AuditTable.flat` the flat rows as columns; :meth:`~AuditTable.summary` the
+totals.
+
+>>> import pyarrow as pa
+>>> from gpuclass.audit import audit_table
+>>> r = audit_table(pa.table({"server": ["a", "a", "b"], "vendor": ["10de", "10de", "zz"],
+...                           "device": ["27b0", "1e30", "1"], "class": ["0300", "0300", "0300"]}))
+>>> r.table.select(["server", "slices", "cards.rtx-4000-sff-ada", "rows", "row"]).to_pylist()[0]
+{'server': 'a', 'slices': 4, 'cards.rtx-4000-sff-ada': 1, 'rows': 2, 'row': 1}
+>>> [(x.server, x.reason) for x in r]
+[('a', '1x RTX 4000 SFF Ada Generation: 4 slices; mixed with 1 unsupported GPU(s)'), ('b', "flagged: row 3: vendor 'zz' is not a hex ID")]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ... import constants as C
+from ..pool import pooled_empty
+from ..render import NO_SERVER, card_entries, finish, problem, rule_evidence, unsupported_entries, unsupported_entry
+from .columns import PASSTHROUGH, card_column, flat_columns, int32_columns, typed_schema
+from .reports import AuditSummary, ServerReport
+
+__all__ = ["AuditTable"]
+
+
+class AuditTable:
+    """An audit of a device table (see the module docstring)."""
+
+    def __init__(self, table: Any, compiled: Any, problems: dict[int, list[tuple[int | None, str]]],
+                 unsupported_group: np.ndarray, unsupported_ids: np.ndarray, source: str,
+                 db: Any = None, block: np.ndarray | None = None) -> None:
+        self.table = table
+        self.compiled = compiled
+        self.source = source
+        self._block = block
+        self._problems = problems   # server: [(row (0-based) or None, text)], in row order
+        if len(unsupported_group) > 1 and (unsupported_group[1:] < unsupported_group[:-1]).any():
+            order = np.argsort(unsupported_group, kind="stable")
+            unsupported_group, unsupported_ids = unsupported_group[order], unsupported_ids[order]
+        self._uns_group = unsupported_group  # sorted by server (row order within one)
+        self._uns_ids = unsupported_ids
+        self._db = db
+        self._labels: dict[int, str] = {}
+
+    @classmethod
+    def from_runs(cls, runs: Any, compiled: Any, source: str, db: Any = None) -> AuditTable:
+        """The table of merged runs (one per server, in order of first appearance)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = len(runs.first)
+        problems: dict[int, list[tuple[int | None, str]]] = {}
+        if runs.keys.null_count:
+            for g in np.flatnonzero(np.asarray(runs.keys.is_null(), dtype=bool)).tolist():
+                problems[g] = [(None, NO_SERVER)]
+        for g, row, text in runs.problems:
+            problems.setdefault(g, []).append((row, text))
+        # the int32 columns written once, into one block that the Arrow columns share (and
+        # a pandas frame may take as its block: gpuclass.dask)
+        names = int32_columns(compiled.card_ids)
+        block = pooled_empty((len(names), n), np.int32)
+        block[0] = runs.totals[:, C.R_CARDS]
+        block[1] = runs.totals[:, C.R_SLICES]
+        block[2] = runs.totals[:, C.R_UNSUPPORTED]
+        block[3:-1] = runs.counts.T
+        block[-1] = runs.totals[:, C.R_INVALID]
+        columns = {"server": runs.keys, "gpu_capable": pc.greater(pa.array(block[0]), 0)}
+        for name, values in zip(names, block):
+            columns[name] = pa.array(values)
+        columns["rows"] = pa.array(runs.rows.astype(np.int64, copy=False))
+        columns["row"] = pa.array(np.add(runs.first, 1, dtype=np.int64))
+        columns["problems"] = _problem_column({g: [problem(r, t) for r, t in p] for g, p in problems.items()}, n)
+        return cls(pa.table(columns), compiled, problems, runs.unsupported_run, runs.unsupported_ids, source,
+                   db, block)
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def to_arrow(self) -> Any:
+        """The per-server table (pyarrow)."""
+        return self.table
+
+    def to_pandas(self) -> Any:
+        """The per-server table as a pandas DataFrame."""
+        return self.table.to_pandas()
+
+    def int32_block(self, writeable: bool = False) -> np.ndarray:
+        """The columns of :func:`~gpuclass.audit.results.columns.int32_columns` as one
+        ``(columns, servers)`` int32 array: the memory :attr:`table`'s columns use (no copy),
+        for a pandas frame's block.  Read-only, unless ``writeable``: a caller done with
+        :attr:`table` takes the memory over (a write would show through the table).
+
+        >>> import pyarrow as pa
+        >>> from gpuclass.audit import audit_table
+        >>> r = audit_table(pa.table({"server": ["a"], "vendor": ["10de"], "device": ["27b0"],
+        ...                           "class": ["0300"]}))
+        >>> r.int32_block()[1].tolist()
+        [4]
+        """
+        if self._block is None:  # a table made elsewhere: its columns stacked
+            self._block = np.stack([self.table[c].to_numpy() for c in int32_columns(self.compiled.card_ids)])
+        if writeable:
+            return self._block
+        view = self._block.view()
+        view.flags.writeable = False
+        return view
+
+    def problem_lists(self, offset: int = 0) -> dict[int, list[str]]:
+        """Each flagged server's problems (by its row in :attr:`table`), row numbers counted
+        from ``offset`` (a partition's first row in the whole table)."""
+        return {g: [problem(r, t, offset) for r, t in p] for g, p in self._problems.items()}
+
+    def problems_by_server(self) -> dict[int, list[str]]:
+        """The problems of each server that has any, by its row in :attr:`table`."""
+        return self.problem_lists()
+
+    def _label(self, key: int) -> str:
+        label = self._labels.get(key)
+        if label is None:  # named once per distinct ID
+            from ...pcinames import unsupported_label
+
+            if self._db is None:
+                from ...db import default_database
+                self._db = default_database()
+            label = self._labels[key] = unsupported_label(self._db, key >> 16, key & 0xFFFF)
+        return label
+
+    def unsupported(self, g: int) -> dict[str, int]:
+        """The unsupported GPUs of server ``g``, by their pci.ids label (in row order)."""
+        lo, hi = np.searchsorted(self._uns_group, [g, g + 1])
+        labels: dict[str, int] = {}
+        for key in self._uns_ids[lo:hi].tolist():
+            label = self._label(key)
+            labels[label] = labels.get(label, 0) + 1
+        return labels
+
+    def unsupported_lists(self) -> dict[int, list[str]]:
+        """Each server's unsupported GPUs as ``Nx label`` texts (only the servers with some)."""
+        out: dict[int, list[str]] = {}
+        groups = self._uns_group
+        if not len(groups):
+            return out
+        bounds = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1], True])
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            labels: dict[str, int] = {}
+            for key in self._uns_ids[lo:hi].tolist():
+                label = self._label(key)
+                labels[label] = labels.get(label, 0) + 1
+            out[int(groups[lo])] = [unsupported_entry(k, v) for k, v in labels.items()]
+        return out
+
+    def reports(self) -> list[ServerReport]:
+        """Every server's report."""
+        return list(self)
+
+    def __iter__(self) -> Iterator[ServerReport]:
+        cols = self.table.select(["server", "rows", "row", *map(card_column, self.compiled.card_ids)]).to_pydict()
+        ids = [card_column(c) for c in self.compiled.card_ids]
+        evidence = rule_evidence(self.compiled)
+        problems = self.problem_lists()
+        for g in range(len(self)):
+            server = cols["server"][g]
+            r = ServerReport(cols["row"][g], self.source, None if server is None else str(server),
+                             rows=cols["rows"][g])
+            r.cards = card_entries(self.compiled, {ci: cols[cid][g] for ci, cid in enumerate(ids)}, "id", evidence)
+            unsupported_entries(r, self.unsupported(g))
+            r.problems = problems.get(g, [])
+            yield finish(r)
+
+    def add_to(self, summary: AuditSummary) -> None:
+        """Add this table's servers to ``summary``, a column at a time."""
+        t = self.table
+
+        def total(c: str) -> int:
+            return int(t.column(c).to_numpy().sum())
+        uns = t.column("unsupported_gpus").to_numpy()
+        summary.add_counts(t.num_rows, total("rows"), int((t.column("supported_cards").to_numpy() > 0).sum()),
+                           total("supported_cards"), total("slices"), int(uns.sum()), int((uns > 0).sum()),
+                           len(self._problems),
+                           [(cid, total(card_column(cid))) for cid in self.compiled.card_ids])
+
+    def summary(self) -> AuditSummary:
+        """The totals of this table's servers."""
+        s = AuditSummary()
+        self.add_to(s)
+        return s
+
+    def flat(self) -> Any:
+        """The reports' flat rows (:func:`~gpuclass.audit.results.columns.flat_columns`) as a
+        pyarrow Table, made a column at a time."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from ..render import device_texts
+
+        t = self.table
+        n = t.num_rows
+        ids = self.compiled.card_ids
+        counts = self.int32_block()[3:3 + len(ids)].T
+        texts = device_texts(self.compiled, counts, t.column("slices").to_numpy(),
+                             t.column("unsupported_gpus").to_numpy(), self.unsupported_lists(),
+                             self.problem_lists())
+        server = t.column("server")
+        if not pa.types.is_string(server.type):
+            server = pc.cast(server, pa.string())
+        cols = {"row": t.column("row"), "source": pa.repeat(pa.scalar(self.source, pa.string()), n),
+                "server": server, "gpu_capable": t.column("gpu_capable"), "cards": texts["cards"],
+                "supported_cards": t.column("supported_cards"), "slices": t.column("slices"),
+                "unsupported": texts["unsupported"], "unsupported_gpus": t.column("unsupported_gpus"),
+                "reason": texts["reason"], "problems": pc.fill_null(t.column("problems"), ""),
+                "rows": t.column("rows")}
+        for cid in ids:
+            cols[card_column(cid)] = t.column(card_column(cid))
+        for k in PASSTHROUGH:
+            cols[k] = pa.nulls(n, pa.float64() if k.endswith("price") else pa.string())
+        return pa.table(cols)
+
+    def typed(self, card_ids: Any = None) -> Any:
+        """The flat rows as typed columns (:func:`~gpuclass.audit.results.columns.typed_schema`;
+        ``card_ids``: the audit's own, whatever is given)."""
+        schema = typed_schema(self.compiled.card_ids)
+        return self.flat().select(schema.names).cast(schema)
+
+    def csv_parts(self, card_ids: Any = None) -> Iterator[list[Any]]:
+        """Each server's flat row (a list, in :func:`~gpuclass.audit.results.columns.flat_columns`
+        order), for the csv module."""
+        flat = self.flat()
+        return map(list, zip(*(flat.column(c).to_pylist() for c in flat_columns(self.compiled.card_ids))))
+
+
+def _problem_column(problems: dict[int, list[str]], n: int) -> Any:
+    """Each server's problems as one string (null where it has none), without a Python
+    list of all the servers."""
+    import pyarrow as pa
+
+    if not problems:
+        return pa.nulls(n, pa.string())
+    where = np.full(n, -1, np.int64)
+    where[np.fromiter(problems.keys(), np.int64, len(problems))] = np.arange(len(problems))
+    texts = pa.array(["; ".join(p) for p in problems.values()], pa.string())
+    return texts.take(pa.array(where, mask=where < 0))

@@ -277,15 +277,18 @@ class DeviceTable:
         """SR-IOV virtual functions."""
         return (self.flags & FLAG_VF) != 0
 
-    def gpu_mask(self) -> np.ndarray:
-        """GPU functions: class 0x0300 (VGA) or 0x0302 (3D), and not flagged."""
+    def gpu_mask(self, classes: Any = None) -> np.ndarray:
+        """GPU functions: of one of ``classes`` (class and subclass; default the platform's,
+        0x0300 VGA and 0x0302 3D; a policy's are ``compile_policy(p).gpu_classes``), and
+        not flagged."""
         base = self.class_code >> 8
-        return np.isin(base, GPU_CLASSES) & ~self.invalid_mask()
+        return np.isin(base, GPU_CLASSES if classes is None else list(classes)) & ~self.invalid_mask()
 
-    def companion_mask(self) -> np.ndarray:
+    def companion_mask(self, classes: Any = None) -> np.ndarray:
         """The other functions of a GPU card: non-GPU, non-flagged functions sharing
-        domain, bus and slot with a GPU function (HDMI audio, USB, UCSI, ...)."""
-        gpu = self.gpu_mask()
+        domain, bus and slot with a GPU function (HDMI audio, USB, UCSI, ...); ``classes``
+        as for :meth:`gpu_mask`."""
+        gpu = self.gpu_mask(classes)
         addressed = self.has_address_mask()
         key = self._slot_keys()
         gpu_keys = np.unique(key[gpu & addressed])

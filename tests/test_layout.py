@@ -144,7 +144,7 @@ def test_no_module_is_a_room_that_does_too_much(module):
 # ARCHITECTURE.md's floors, lowest first; a module's floor is that of its longest prefix.
 LAYERS = [
     ("gpuclass.errors", "gpuclass.constants", "gpuclass.ids", "gpuclass.documents", "gpuclass.inputs",
-     "gpuclass.cachedir", "gpuclass.printable", "gpuclass.lazy"),
+     "gpuclass.cachedir", "gpuclass.printable", "gpuclass.lazy", "gpuclass.compression"),
     ("gpuclass._native", "gpuclass._core", "gpuclass._feed"),
     ("gpuclass.devices", "gpuclass.models", "gpuclass.records"),
     ("gpuclass.db", "gpuclass.sources", "gpuclass.policy"),

@@ -179,14 +179,21 @@ def _scatter(n: int, default: str, rows: Any, pool: list[str], which: Any) -> An
 
 
 def device_texts(compiled: Any, counts: Any, slices: Any, unsupported_gpus: Any,
-                 unsupported: dict[int, list[str]], problems: dict[int, list[str]]) -> dict[str, Any]:
+                 unsupported: dict[int, list[str]], problems: dict[int, list[str]],
+                 sentences: bool = True) -> dict[str, Any]:
     """The ``cards``, ``unsupported`` and ``reason`` columns (pyarrow strings) of a device
     audit's servers: ``counts`` (servers, cards) int32, ``slices`` and ``unsupported_gpus``
     per server, ``unsupported`` each server's :func:`unsupported_entry` texts and
-    ``problems`` each flagged server's problems (only the servers that have some)."""
+    ``problems`` each flagged server's problems (only the servers that have some).  Without
+    ``sentences``, only ``unsupported``."""
     import numpy as np
 
     n = len(slices)
+    uns_rows = sorted(unsupported)
+    uns_pool = ["; ".join(unsupported[g]) for g in uns_rows]
+    out = {"unsupported": _scatter(n, "", np.array(uns_rows, np.int64), uns_pool, np.arange(len(uns_rows)))}
+    if not sentences:
+        return out
     ids = [c["id"] for c in compiled.cards]
     names = [c["name"] for c in compiled.cards]
     supported = counts.sum(axis=1) if counts.size else np.zeros(n, np.int64)
@@ -200,11 +207,8 @@ def device_texts(compiled: Any, counts: Any, slices: Any, unsupported_gpus: Any,
         held = [(j, k) for j, k in enumerate(row[:len(ids)]) if k]
         card_pool.append(cards_cell([(ids[j], k) for j, k in held]))
         reason_pool.append(reason([(k, names[j]) for j, k in held], row[-2], [], row[-1], []))
-    out = {"cards": _scatter(n, "", cap, card_pool, which)}
+    out["cards"] = _scatter(n, "", cap, card_pool, which)
     # the few servers with unsupported GPUs or problems and no card: one at a time
-    uns_rows = sorted(unsupported)
-    uns_pool = ["; ".join(unsupported[g]) for g in uns_rows]
-    out["unsupported"] = _scatter(n, "", np.array(uns_rows, np.int64), uns_pool, np.arange(len(uns_rows)))
     other = sorted(g for g in {*unsupported, *problems} if not supported[g])
     other_pool = [reason([], 0, unsupported.get(g, []), int(unsupported_gpus[g]), problems.get(g, []))
                   for g in other]

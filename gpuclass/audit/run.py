@@ -46,7 +46,8 @@ from ..errors import InputError, NotAFileError, SourceError
 from ..inputs import LIMITS, open_input
 from .ingest.columns import TEXT_COLUMNS, is_device_header, pick_column
 from .ingest.compressed import Bounded, Limits, archive_kind, compression_of, decompress
-from .ingest.kinds import HEAD, KINDS, SKIP_REASONS, plain_name, sniff
+from ..compression import plain_name
+from .ingest.kinds import HEAD, KINDS, SKIP_REASONS, sniff
 from .ingest.records import iter_feed, iter_ndjson
 from .ingest.streams import Prefixed, read_head, rewound
 from .ingest.text import Reader

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import re
 
+from ..compression import STDLIB_KINDS, SUFFIXES, compression_of, decompressing
+from ..compression import errors as compression_errors
 from ..errors import PciIdsError, SourceError
 from ..inputs import input_name, read_input
 
@@ -43,7 +45,8 @@ SYSTEM_LOCATIONS = (
     "/usr/share/pci.ids",
     "/usr/local/share/pci.ids",
 )
-_SUFFIXES = ("", ".gz", ".xz", ".bz2")
+# the plain file, then each compressed form the standard library reads
+_SUFFIXES = ("", *(suffix for suffix, plain, kind in SUFFIXES if not plain and kind in STDLIB_KINDS))
 
 # A generous bound on the decompressed size: pci.ids is under 2 MB today.
 MAX_DECOMPRESSED = 256 * 1024 * 1024
@@ -107,26 +110,18 @@ def resolve_name(path: str | os.PathLike | None = None) -> str:
 
 
 def _decompress(raw: bytes, name: str) -> bytes:
-    import bz2  # the compression modules only for a compressed file
-    import gzip
-    import lzma
-    import zlib
-
+    kind = compression_of(raw[:8])
+    if kind is None:
+        return raw
+    if kind not in STDLIB_KINDS:
+        raise PciIdsError(name, None, f"a {kind} archive: gpuclass reads pci.ids plain, gzip, xz or bzip2")
     try:
-        if raw[:2] == b"\x1f\x8b":
-            kind = "gzip"
-            out = _bounded(gzip.GzipFile(fileobj=_BytesReader(raw)), name, len(raw))
-        elif raw[:6] == b"\xfd7zXZ\x00":
-            kind = "xz"
-            out = _bounded(lzma.LZMAFile(_BytesReader(raw)), name, len(raw))
-        elif raw[:3] == b"BZh":
-            kind = "bzip2"
-            out = _bounded(bz2.BZ2File(_BytesReader(raw)), name, len(raw))
-        else:
-            return raw
-    except (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError) as exc:
-        raise PciIdsError(name, None, f"truncated or corrupt {kind} archive: {exc}") from None
-    return out
+        return _bounded(decompressing(_BytesReader(raw), kind, name), name, len(raw))
+    except compression_errors() as exc:
+        raise PciIdsError(name, None, f"truncated or corrupt {_WORD.get(kind, kind)} archive: {exc}") from None
+
+
+_WORD = {"bz2": "bzip2"}
 
 
 class _BytesReader:

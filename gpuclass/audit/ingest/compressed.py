@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import io
 import sys
-import zlib
 from collections import namedtuple
 
 TYPE_CHECKING = False
@@ -26,19 +25,15 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO
 
-from ...errors import InputError, SourceError
+from ...compression import compression_of, decompressing
+from ...compression import errors as compression_errors
+from ...errors import SourceError
 
 __all__ = ["Limits", "Bounded", "archive_kind", "compression_of", "decompress", "decompress_errors"]
 
-_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bz2"), (b"\x28\xb5\x2f\xfd", "zstd"))
-_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, ValueError)
-
-
 def decompress_errors() -> tuple[type[BaseException], ...]:
-    """What damaged compressed data raises (xz's error too once an xz input is read: its
-    module loads with the first one, not with every input)."""
-    lzma = sys.modules.get("lzma")
-    return _ERRORS if lzma is None else (*_ERRORS, lzma.LZMAError)
+    """What damaged compressed data raises (see :func:`gpuclass.compression.errors`)."""
+    return compression_errors()
 
 
 def _damaged() -> tuple[type[BaseException], ...]:
@@ -66,11 +61,6 @@ def archive_kind(head: bytes) -> str | None:
     if head[257:262] == b"ustar":
         return "tar"
     return None
-
-
-def compression_of(head: bytes) -> str | None:
-    """``gzip``, ``xz``, ``bz2``, ``zstd`` or None, from the first bytes of a stream."""
-    return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
 
 
 class Bounded(io.RawIOBase):
@@ -173,24 +163,4 @@ def decompress(raw: IO[bytes], kind: str, name: str, limits: Limits,
 
     def consumed() -> int:
         return counting.count
-    if kind == "gzip":
-        import gzip
-
-        inner: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
-    elif kind == "xz":
-        import lzma
-
-        inner = lzma.LZMAFile(raw, "rb")
-    elif kind == "bz2":
-        import bz2
-
-        inner = bz2.BZ2File(raw, "rb")
-    elif kind == "zstd":
-        try:
-            import zstandard
-        except ImportError as exc:
-            raise InputError(f"{name}: reading zstd needs zstandard: pip install 'gpuclass[audit]'") from exc
-        inner = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-    else:
-        raise InputError(f"unknown compression {kind!r}")
-    return Bounded(inner, name, limits, consumed, total)
+    return Bounded(decompressing(raw, kind, name), name, limits, consumed, total)

@@ -3,8 +3,8 @@
 :data:`KINDS` are the kinds an input may be forced to (``--kind``); :func:`sniff` tells a
 stream's kind from its first bytes (decompressed) and its name, and also names what is no
 input (``binary``, ``text`` without an lspci line); :data:`SKIP_REASONS` says why such a
-member of a collection is skipped.  The compression suffixes are named once
-(:data:`COMPRESSION_SUFFIXES`, :func:`plain_name`).
+member of a collection is skipped.  The compression suffixes are named once, in
+:mod:`gpuclass.compression` (:func:`plain_name`).
 
 >>> sniff(b'[{"id": 1}]', "sb-120000.json"), sniff(b"01:00.0 0300: 10de:1b80\\n", "x")
 ('feed', 'lspci')
@@ -19,17 +19,15 @@ import json
 import os
 import re
 
+from ...compression import plain_name
 from ...inputs import open_input
 from .columns import is_device_header
 from .compressed import Limits, archive_kind, compression_of, decompress, decompress_errors
 
-__all__ = ["KINDS", "HEAD", "COMPRESSION_SUFFIXES", "SKIP_REASONS", "plain_name", "sniff", "detect_kind"]
+__all__ = ["KINDS", "HEAD", "SKIP_REASONS", "sniff", "detect_kind"]
 
 KINDS = ("feed", "ndjson", "csv", "lspci", "lspci-dir", "archive", "table-csv", "parquet")
 HEAD = 65536            # bytes looked at to tell a stream's kind
-# a compressed file's suffix, and what its name ends with without it
-COMPRESSION_SUFFIXES = ((".gz", ""), (".xz", ""), (".bz2", ""), (".zst", ""), (".tgz", ".tar"),
-                        (".txz", ".tar"), (".tbz2", ".tar"))
 # why a member of a directory or archive that is no input is skipped, by what sniff found
 SKIP_REASONS = {"binary": "a binary file, not an audit input",
                 "archive": "an archive inside a collection (not read)",
@@ -37,15 +35,6 @@ SKIP_REASONS = {"binary": "a binary file, not an audit input",
 # a line of lspci output: an address (maybe after an IOMMU-group prefix), or a -vmm Slot
 _LSPCI_LINE = re.compile(r"^(?:IOMMU [Gg]roup [0-9]{1,6}:? )?[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:"
                          r"[01][0-9a-fA-F]\.[0-7][ \t]|^Slot:\t", re.MULTILINE)
-
-
-def plain_name(name: str) -> str:
-    """A compressed file's name less its compression suffix (``sb-1200.json.gz``: ``sb-1200.json``)."""
-    low = name.lower()
-    for suffix, plain in COMPRESSION_SUFFIXES:
-        if low.endswith(suffix):
-            return name[: -len(suffix)] + plain
-    return name
 
 
 def sniff(head: bytes, name: str) -> str:

@@ -198,6 +198,10 @@ class AuditTable:
     def flat(self) -> Any:
         """The reports' flat rows (:func:`~gpuclass.audit.results.columns.flat_columns`) as a
         pyarrow Table, made a column at a time."""
+        return self._flat(sentences=True)
+
+    def _flat(self, sentences: bool) -> Any:
+        """The flat columns (``sentences``: with the ``cards`` and ``reason`` texts)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -209,16 +213,19 @@ class AuditTable:
         counts = self.int32_block()[3:3 + len(ids)].T
         texts = device_texts(self.compiled, counts, t.column("slices").to_numpy(),
                              t.column("unsupported_gpus").to_numpy(), self.unsupported_lists(),
-                             self.problem_lists())
+                             self.problem_lists(), sentences)
         server = t.column("server")
         if not pa.types.is_string(server.type):
             server = pc.cast(server, pa.string())
         cols = {"row": t.column("row"), "source": pa.repeat(pa.scalar(self.source, pa.string()), n),
-                "server": server, "gpu_capable": t.column("gpu_capable"), "cards": texts["cards"],
-                "supported_cards": t.column("supported_cards"), "slices": t.column("slices"),
-                "unsupported": texts["unsupported"], "unsupported_gpus": t.column("unsupported_gpus"),
-                "reason": texts["reason"], "problems": pc.fill_null(t.column("problems"), ""),
-                "rows": t.column("rows")}
+                "server": server, "gpu_capable": t.column("gpu_capable")}
+        if sentences:
+            cols["cards"] = texts["cards"]
+        cols.update({"supported_cards": t.column("supported_cards"), "slices": t.column("slices"),
+                     "unsupported": texts["unsupported"], "unsupported_gpus": t.column("unsupported_gpus")})
+        if sentences:
+            cols["reason"] = texts["reason"]
+        cols.update({"problems": pc.fill_null(t.column("problems"), ""), "rows": t.column("rows")})
         for cid in ids:
             cols[card_column(cid)] = t.column(card_column(cid))
         for k in PASSTHROUGH:
@@ -229,7 +236,7 @@ class AuditTable:
         """The flat rows as typed columns (:func:`~gpuclass.audit.results.columns.typed_schema`;
         ``card_ids``: the audit's own, whatever is given)."""
         schema = typed_schema(self.compiled.card_ids)
-        return self.flat().select(schema.names).cast(schema)
+        return self._flat(sentences=False).cast(schema)
 
     def csv_parts(self, card_ids: Any = None) -> Iterator[list[Any]]:
         """Each server's flat row (a list, in :func:`~gpuclass.audit.results.columns.flat_columns`

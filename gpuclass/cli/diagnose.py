@@ -18,6 +18,7 @@ reads).
 
 from __future__ import annotations
 
+from .main import EXIT_FOUND_PROBLEM, EXIT_OK
 from .options import emit, emit_lines, hardware_report, reject, require
 
 NAME = "diagnose"
@@ -72,7 +73,7 @@ def run(args) -> int:
     if args.format != "table":
         emit([{"ok": False, "error": str(d)} if isinstance(d, ManifestError)
               else d.model_dump(mode="json") | {"ok": d.ok} for d in results], args.format)
-        return 0 if ok else 1
+        return EXIT_OK if ok else EXIT_FOUND_PROBLEM
     lines = []
     for d in results:
         if isinstance(d, ManifestError):
@@ -89,4 +90,4 @@ def run(args) -> int:
             if f.action:
                 lines.append(f"    action: {f.action}")
     emit_lines(lines)
-    return 0 if ok else 1
+    return EXIT_OK if ok else EXIT_FOUND_PROBLEM

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import sys
 
-from .options import emit, emit_json, emit_table, hardware_report, reject, require
+from .main import EXIT_FOUND_PROBLEM, EXIT_OK
+from .options import emit, emit_json, emit_table, hardware_report, printable, reject, require
 
 NAME = "labels"
 HELP = "node labels, expected GPU capacity, device plugin config"
@@ -63,24 +64,25 @@ def run(args) -> int:
         cm = k8s_labels.device_plugin_configmap(args.policy, name=args.name or CONFIGMAP_NAME,
                                                 namespace=args.namespace or CONFIGMAP_NAMESPACE)
         emit(cm, "json" if args.format == "json" else "yaml")
-        return 0
+        return EXIT_OK
     if args.report is not None:
         reject(args, ("policy", "db", "no_names"), "with --report (the report is already classified)")
     report = hardware_report(args)
+    from ..provisioner import plan
+
+    decided = plan(report)  # the one node decision: no labels until a conflict is resolved
+    rc = EXIT_OK if decided.ok else EXIT_FOUND_PROBLEM
     if args.patch:
-        patch = k8s_labels.labels_patch(report, args.node, remove_stale=args.remove_stale)
+        patch = k8s_labels.labels_patch(decided, args.node, remove_stale=args.remove_stale)
         if args.format == "table":  # one line, for kubectl patch -p "$(...)"
             emit_json(patch, compact=True)
         else:
             emit(patch, args.format)
-        return 0
-    from ..provisioner import plan
-
-    decided = plan(report)  # labels wait until a conflict is resolved
+        _conflicts(decided.conflicts)
+        return rc
     labels = decided.node_labels
-    res = k8s_labels.expected_resources(report) if decided.ok else {"capacity": {}, "allocatable": {}}
+    res = k8s_labels.expected_resources(report)  # empty under a conflict
     host = decided.host_labels.labels
-    rc = 0 if decided.ok else 1
     if args.format != "table":
         emit({"node_labels": labels, "host_labels": host, **res,
               "supported_cards": report.summary.supported_cards,
@@ -97,3 +99,11 @@ def run(args) -> int:
     emit_table(rows)
     sys.stdout.flush()
     return rc
+
+
+def _conflicts(conflicts: list[str]) -> None:
+    """A generated object under a conflict carries no GPU label: say why on stderr (the
+    object itself goes to a pipe or a file)."""
+    for c in conflicts:
+        print(printable(f"gpuclass: conflict: {c}: no GPU label (see 'gpuclass plan')"),
+              file=sys.stderr)

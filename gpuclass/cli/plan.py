@@ -14,6 +14,7 @@ proceeds without names).
 
 from __future__ import annotations
 
+from .main import EXIT_FOUND_PROBLEM, EXIT_OK
 from .options import emit, emit_lines, emit_table, hardware_report, reject, yes
 
 NAME = "plan"
@@ -51,7 +52,7 @@ def run(args) -> int:
     if args.format != "table":
         emit({"report": report.model_dump(mode="json"), "plan": result.model_dump(mode="json")},
              args.format)
-        return 0 if result.ok else 1
+        return EXIT_OK if result.ok else EXIT_FOUND_PROBLEM
     rows = [("DECISION", "INSTALL", "VALUE", "REASON")]
     for d in result.decisions():
         rows.append((d.name, "CONFLICT" if d.conflict else yes(d.install), value_text(d), d.reason))
@@ -76,4 +77,4 @@ def run(args) -> int:
                    "until it is resolved")
     out += [f"warning: {w}" for w in result.warnings]
     emit_lines(out)
-    return 0 if result.ok else 1
+    return EXIT_OK if result.ok else EXIT_FOUND_PROBLEM

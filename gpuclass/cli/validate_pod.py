@@ -16,6 +16,7 @@ pod that reads at all.
 
 from __future__ import annotations
 
+from .main import EXIT_FOUND_PROBLEM, EXIT_OK
 from .options import emit, emit_lines
 
 NAME = "validate-pod"
@@ -76,7 +77,7 @@ def run(args) -> int:
               "objects": [{"source": s, "document": i, **v.model_dump(mode="json")}
                           for s, i, v in results],
               "skipped": skipped, "unreadable": unreadable}, args.format)
-        return 0 if valid else 1
+        return EXIT_OK if valid else EXIT_FOUND_PROBLEM
     out = [f"INVALID document {u['document'] + 1} ({u['source']}): {u['error']}" for u in unreadable]
     for source, i, v in results:
         what = f"{v.kind}/{v.name}" if v.name else v.kind
@@ -89,4 +90,4 @@ def run(args) -> int:
         out += [f"  warning: {w}" for w in v.warnings]
     out += [f"skipped {s['kind']}/{s['name'] or '-'} ({s['source']}): no pod template" for s in skipped]
     emit_lines(out)
-    return 0 if valid else 1
+    return EXIT_OK if valid else EXIT_FOUND_PROBLEM

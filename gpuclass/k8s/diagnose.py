@@ -35,6 +35,8 @@ from ..constants import (
     GPU_RESOURCE,
     GPU_RESOURCE_SHARED,
     LABEL_TRUE,
+    NFD_PCI_GPU_LABELS,
+    NFD_PCI_VENDOR_LABEL,
 )
 from ..errors import InputError, ManifestError
 from .labels import gfd_card, node_summary
@@ -149,7 +151,8 @@ class _Node:
         self.report = report
         hw_gpu = report is not None and bool(self.hw_cards or report.unsupported_gpus)
         self.has_gpu = (self.value is not None or plain != [None, None] or shared != [None, None]
-                        or any(k in labels for k in GPU_PRESENCE_LABELS) or hw_gpu)
+                        or any(k in labels for k in (*GPU_PRESENCE_LABELS, *NFD_PCI_GPU_LABELS,
+                                                     NFD_PCI_VENDOR_LABEL)) or hw_gpu)
         # an allowlisted card is known to be there: from the hardware, else from GFD
         self.supported = bool(self.hw_cards) if report is not None else self.gfd is not None
 

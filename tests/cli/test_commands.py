@@ -165,18 +165,20 @@ def test_labels_table_and_json(machines):
 def test_labels_patch(machines):
     proc = run("labels", "--root", machines["gex44"], "--patch", "--node", "w1")
     assert json.loads(proc.stdout) == {"apiVersion": "v1", "kind": "Node", "metadata": {
-        "name": "w1", "labels": {"autopilot.syself.com/gpu": "true"}}}
+        "name": "w1", "labels": {"autopilot.syself.com/gpu": "true",
+                                 "nvidia.com/device-plugin.config": None}}}
     assert len(proc.stdout.splitlines()) == 1
     plain = json.loads(run("labels", "--root", machines["turing"], "--patch").stdout)
     assert plain["metadata"] == {"labels": {}}
     stale = json.loads(run("labels", "--root", machines["turing"], "--patch", "--remove-stale").stdout)
-    assert stale["metadata"] == {"labels": {"autopilot.syself.com/gpu": None}}
+    assert stale["metadata"] == {"labels": {"autopilot.syself.com/gpu": None,
+                                            "nvidia.com/device-plugin.config": None}}
 
 
 def test_labels_configmap_yaml_and_json():
     cm = yaml.safe_load(run("labels", "--configmap", "--namespace", "gpu").stdout)
     assert cm["kind"] == "ConfigMap" and cm["metadata"]["namespace"] == "gpu"
-    cfg = yaml.safe_load(cm["data"]["config.yaml"])
+    cfg = yaml.safe_load(cm["data"]["default"])
     assert cfg["sharing"]["timeSlicing"]["failRequestsGreaterThanOne"] is True
     assert json.loads(run("labels", "--configmap", "--format", "json").stdout) == {
         **cm, "metadata": {**cm["metadata"], "namespace": "kube-system"}}

@@ -82,14 +82,25 @@ def test_configmap_deserializes_into_the_client_model():
     m = deserialize(device_plugin_configmap(), "V1ConfigMap")
     assert isinstance(m, k8s.V1ConfigMap)
     assert m.metadata.name == "nvidia-device-plugin-config"
-    assert yaml.safe_load(m.data["config.yaml"])["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 4
+    assert yaml.safe_load(m.data["default"])["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 4
 
 
-@pytest.mark.parametrize("card", ["rtx-4000-sff-ada", None])
-def test_labels_patch_deserializes_into_a_node(card):
-    m = deserialize(labels_patch(HardwareReport.example(card), "worker-1"), "V1Node")
-    assert isinstance(m, k8s.V1Node) and m.metadata.name == "worker-1"
-    assert (m.metadata.labels or {}) == ({GPU_LABEL: "true"} if card else {})
+def test_a_patch_without_labels_is_a_client_node():
+    m = deserialize(labels_patch(HardwareReport.example(None), "worker-1"), "V1Node")
+    assert isinstance(m, k8s.V1Node) and m.metadata.name == "worker-1" and not m.metadata.labels
+
+
+def test_a_gpu_nodes_patch_deletes_a_stale_config_label():
+    """The patch gives the config label null (a merge patch deletes it), so it is a patch, not
+    a Node the client accepts: kubectl applies it to the node as the API server would."""
+    import kube
+    from k8s_samples import GPU_NODE, node
+
+    stale = node(**{"labels__nvidia.com/device-plugin.config": "replicas-8"})
+    patch = labels_patch(HardwareReport.example("rtx-4000-sff-ada"), "gex44-1")
+    patched = kube.patch_local(stale, patch)
+    assert patched["metadata"]["labels"] == GPU_NODE["metadata"]["labels"]
+    assert kube.patch_local(GPU_NODE, patch) == kube.patch_local(GPU_NODE, "{}")  # nothing else moves
 
 
 def test_expected_resources_deserialize_into_node_status():

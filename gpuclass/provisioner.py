@@ -65,7 +65,7 @@ class CpuReport(BaseModel):
     reason: str = ""
 
     @classmethod
-    def from_facts(cls, facts) -> CpuReport:
+    def from_facts(cls, facts: Any) -> CpuReport:
         """From a :class:`gpuclass.sources.cpu.CpuFacts`."""
         d = facts.to_dict()
         return cls(vendor=d["vendor"], model_name=d["model_name"], logical_cpus=d["logical_cpus"],
@@ -113,7 +113,7 @@ class HardwareReport(BaseModel):
 
     @classmethod
     def example(cls, card: str | list[str] | None = "rtx-4000-sff-ada", count: int = 1, *,
-                cpu: Literal["intel", "amd", "vm", "nested"] = "intel", policy=None) -> HardwareReport:
+                cpu: Literal["intel", "amd", "vm", "nested"] = "intel", policy: Any = None) -> HardwareReport:
         """A small synthetic report: ``count`` cards of one allowlisted model (or of each of
         several), or none; classified against ``policy`` (default: the platform's).
 
@@ -180,7 +180,8 @@ def _names(db: Any, names: bool):
     return db
 
 
-def inspect(root: str | os.PathLike = "/", *, policy=None, db=None, names: bool = True) -> HardwareReport:
+def inspect(root: str | os.PathLike[str] = "/", *, policy: Any = None, db: Any = None,
+            names: bool = True) -> HardwareReport:
     """Scan the machine at ``root``: its PCI devices (``sys/bus/pci/devices``) and
     CPU (``proc/cpuinfo``, ``dev/kvm``), classified against ``policy``.
 

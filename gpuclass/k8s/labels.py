@@ -239,7 +239,7 @@ def gfd_sanitise(name: str) -> str:
     return "-".join(_GFD_DROPPED.sub("", name).split())
 
 
-def gfd_card(product: Any, policy: Any = None) -> dict | None:
+def gfd_card(product: Any, policy: Any = None) -> dict[str, Any] | None:
     """The policy's card that a ``nvidia.com/gpu.product`` value names, or None.
 
     GFD writes NVML's name (``NVIDIA RTX 6000 Ada Generation``; older drivers leave the

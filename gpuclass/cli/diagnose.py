@@ -25,7 +25,10 @@ NAME = "diagnose"
 HELP = "why GPU pods do not schedule on a node"
 DESCRIPTION = ("Diagnose 'GPU not scheduling' from Node objects: missing or unhealthy device plugin, "
                "no supported card, a card without its label, a label value that no selector matches, "
-               "a renamed resource, a misconfigured time-slicing capacity.")
+               "a renamed resource, a misconfigured or uncounted time-slicing capacity, a stale "
+               "device plugin config label, a missing GPU pool label, cards that conflict, a GPU "
+               "that NFD shows and nothing names. Nothing is fixed by hand: the advice is to "
+               "reprovision where the provisioner sets it.")
 EXAMPLES = """examples:
   kubectl get node worker-1 -o yaml > node.yaml && gpuclass diagnose node.yaml
   kubectl get node worker-1 -o yaml | gpuclass diagnose - --root /      (on the node itself)

@@ -63,7 +63,7 @@ def node_summary(hw: Any) -> NodeGpuSummary:
     summary = getattr(hw, "summary", None)
     if isinstance(summary, NodeGpuSummary):
         return summary
-    raise InputError(f"expected a HardwareReport, InstallPlan or NodeGpuSummary, got {type(hw).__name__}")
+    raise InputError(f"expected a HardwareReport or NodeGpuSummary, got {type(hw).__name__}")
 
 
 def node_decision(hw: Any) -> NodeDecision:

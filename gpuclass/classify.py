@@ -29,6 +29,7 @@ from .constants import COMPANION, INVALID, NOT_GPU, STATUS_NAMES, SUPPORTED, UNS
 from .errors import InputError
 from .pcinames import default_names, device_label, near_miss
 from .policy import CompiledPolicy, compile_policy
+from .policy.nodes import decide_node
 
 __all__ = [
     "NOT_GPU", "SUPPORTED", "UNSUPPORTED", "COMPANION", "VIRTUAL_FUNCTION", "INVALID",
@@ -245,9 +246,12 @@ class Rollup:
         if row[C.R_INVALID]:
             warnings.append(f"{row[C.R_INVALID]} device record(s) could not be read")
         gpu = row[C.R_CARDS] > 0
+        # the one node decision: labels only without a conflict between the cards
+        decided = decide_node([cards[c] for c in sorted(self.card_counts(i)) if c >= 0],
+                              self.compiled.slices_per_card)
         return dict(
             node=i if name is None else name, gpu_node=gpu,
-            labels={C.GPU_LABEL: "true"} if gpu else {}, cards=by_id,
+            labels=decided.labels, conflicts=decided.conflicts, cards=by_id,
             supported_cards=row[C.R_CARDS], slices=row[C.R_SLICES], resource=C.GPU_RESOURCE,
             unsupported_gpus=row[C.R_UNSUPPORTED], companions=row[C.R_COMPANIONS],
             virtual_functions=row[C.R_VFS], invalid=row[C.R_INVALID],

@@ -21,7 +21,8 @@ __all__ = [
     "MIXED_MODELS", "NVIDIA", "GPU_CLASSES", "COMPANION_CLASSES", "SLICES_PER_CARD",
     "GPU_LABEL", "GPU_RESOURCE", "GPU_RESOURCE_SHARED", "HOST_LABELS", "RUNTIME_CLASS",
     "GFD_PRODUCT", "GFD_COUNT", "GFD_REPLICAS", "GFD_SHARED_SUFFIX", "GPU_PRESENCE_LABELS",
-    "LABEL_TRUE", "DEVICE_PLUGIN_CONFIG_LABEL", "KERNEL_MODULES", "PROPRIETARY_ONLY_FAMILIES",
+    "LABEL_TRUE", "DEVICE_PLUGIN_CONFIG_LABEL", "DEVICE_PLUGIN_DEFAULT_CONFIG", "GPU_POOL_LABEL",
+    "NFD_NODE_NAME_LABEL", "NFD_PCI_GPU_LABELS", "NFD_PCI_VENDOR_LABEL", "KERNEL_MODULES", "PROPRIETARY_ONLY_FAMILIES",
     "OPEN_ONLY_FAMILIES", "EITHER_MODULE_FAMILIES", "accepted_kernel_modules",
 ]
 
@@ -78,11 +79,27 @@ GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
 GFD_REPLICAS = "nvidia.com/gpu.replicas"
 GFD_SHARED_SUFFIX = "-SHARED"
-# Labels that say a node has an NVIDIA GPU at all (GFD, the GPU operator, NFD's PCI source).
-GPU_PRESENCE_LABELS = (GFD_PRODUCT, GFD_COUNT, "nvidia.com/gpu.present",
-                       "feature.node.kubernetes.io/pci-10de.present")
+# Labels of GFD and the GPU operator that say a node has an NVIDIA GPU at all (NFD's PCI
+# labels below say so too, without naming the card).
+GPU_PRESENCE_LABELS = (GFD_PRODUCT, GFD_COUNT, "nvidia.com/gpu.present")
 # The node label that picks one of several configs in the device plugin's ConfigMap.
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+# The ConfigMap key of the default config: the name the device plugin's config-manager
+# falls back to ("named" fallback, the Helm chart's default with "single") on a node
+# without DEVICE_PLUGIN_CONFIG_LABEL, and the value the chart's config.default is given.
+DEVICE_PLUGIN_DEFAULT_CONFIG = "default"
+# The label that puts a Node into the GPU machine pool.  node-feature-discovery refuses
+# kubernetes.io namespaces and a kubelet may not set node-role labels on itself: Cluster API
+# copies it from the GPU MachineDeployment's machine template labels onto the Node.
+GPU_POOL_LABEL = "node-role.kubernetes.io/gpu"
+# The label NFD reads to tie a NodeFeature object to its node.
+NFD_NODE_NAME_LABEL = "nfd.node.kubernetes.io/node-name"
+# node-feature-discovery's PCI labels (defaults: deviceClassWhitelist 03, 0b40, 12;
+# deviceLabelFields class, vendor) for an NVIDIA VGA and 3D controller, and the
+# vendor-wide one of deviceLabelFields [vendor].
+NFD_PCI_GPU_LABELS = ("feature.node.kubernetes.io/pci-0300_10de.present",
+                      "feature.node.kubernetes.io/pci-0302_10de.present")
+NFD_PCI_VENDOR_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 
 # -- NVIDIA's kernel-module support matrix, by the policy's family names -------------
 KERNEL_MODULES = ("proprietary", "open")

@@ -102,8 +102,14 @@ class NodeGpuSummary(BaseModel):
     model_config = _FROZEN
     node: str | int
     gpu_node: bool
-    labels: dict[str, str] = Field(default_factory=dict,
-                                   description=f"{GPU_LABEL}=true only on a node with a supported card")
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description=f"{GPU_LABEL}=true only on a node with a supported card and no conflict "
+                    "(gpuclass.policy.nodes.decide_node)")
+    conflicts: list[str] = Field(
+        default_factory=list,
+        description="why the cards cannot be provisioned together (kernel-module flavours, "
+                    "slices per card): no label then")
     cards: dict[str, int] = Field(default_factory=dict, description="supported cards by card id")
     supported_cards: int = 0
     slices: int = Field(0, description=f"{GPU_RESOURCE} to advertise, under Capacity and Allocatable")

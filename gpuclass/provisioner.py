@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .constants import (
+    DEVICE_PLUGIN_DEFAULT_CONFIG,
     GPU_CLASSES,
     GPU_LABEL,
     GPU_RESOURCE,
@@ -41,6 +42,7 @@ from .constants import (
 )
 from .errors import SourceError
 from .models import DeviceClassification, GpuCard, NodeGpuSummary, TimeSlicing
+from .policy.nodes import NodeDecision, decide_node
 
 __all__ = ["CpuReport", "HardwareReport", "Decision", "InstallPlan", "inspect", "plan"]
 
@@ -63,7 +65,7 @@ class CpuReport(BaseModel):
     reason: str = ""
 
     @classmethod
-    def from_facts(cls, facts) -> CpuReport:
+    def from_facts(cls, facts: Any) -> CpuReport:
         """From a :class:`gpuclass.sources.cpu.CpuFacts`."""
         d = facts.to_dict()
         return cls(vendor=d["vendor"], model_name=d["model_name"], logical_cpus=d["logical_cpus"],
@@ -100,13 +102,18 @@ class HardwareReport(BaseModel):
     def supported_cards(self) -> int:
         return self.summary.supported_cards
 
+    def node_decision(self) -> NodeDecision:
+        """The node decision of these cards (:func:`gpuclass.policy.nodes.decide_node`): the
+        node's labels, its kernel-module flavour and config, or the conflict."""
+        return decide_node(self.cards, self.time_slicing.replicas)
+
     @property
     def slices(self) -> int:
         return self.summary.slices
 
     @classmethod
     def example(cls, card: str | list[str] | None = "rtx-4000-sff-ada", count: int = 1, *,
-                cpu: Literal["intel", "amd", "vm", "nested"] = "intel", policy=None) -> HardwareReport:
+                cpu: Literal["intel", "amd", "vm", "nested"] = "intel", policy: Any = None) -> HardwareReport:
         """A small synthetic report: ``count`` cards of one allowlisted model (or of each of
         several), or none; classified against ``policy`` (default: the platform's).
 
@@ -173,7 +180,8 @@ def _names(db: Any, names: bool):
     return db
 
 
-def inspect(root: str | os.PathLike = "/", *, policy=None, db=None, names: bool = True) -> HardwareReport:
+def inspect(root: str | os.PathLike[str] = "/", *, policy: Any = None, db: Any = None,
+            names: bool = True) -> HardwareReport:
     """Scan the machine at ``root``: its PCI devices (``sys/bus/pci/devices``) and
     CPU (``proc/cpuinfo``, ``dev/kvm``), classified against ``policy``.
 
@@ -273,29 +281,20 @@ def _family(name: str) -> str:
     return name.replace("-", " ").title()
 
 
-def _kernel_module(report: HardwareReport) -> Decision:
+def _kernel_module(report: HardwareReport, decided: NodeDecision) -> Decision:
     """The flavour every card present accepts (NVIDIA's matrix: Blackwell open only, Pascal
-    proprietary only, Turing to Hopper either), the policy's preference where both fit."""
+    proprietary only, Turing to Hopper either), the policy's preference where both fit:
+    the node decision's, explained."""
     cards = report.cards
     counts = report.summary.cards
     if not cards:
         return Decision(name="kernel-module", install=False,
                         reason="no supported card: no NVIDIA kernel module")
+    if decided.kernel_conflict is not None:
+        return Decision(name="kernel-module", install=False, conflict=True,
+                        reason=decided.kernel_conflict)
+    flavour = decided.kernel_module
     accepted = {c.id: accepted_kernel_modules(c.family, c.kernel_module) for c in cards}
-    common = [m for m in ("open", "proprietary") if all(m in a for a in accepted.values())]
-    if not common:
-        needs = {m: sorted({_family(c.family) for c in cards if accepted[c.id] == (m,)})
-                 for m in ("open", "proprietary")}
-        named = "; ".join(f"{m}: " + ", ".join(c.name for c in cards if accepted[c.id] == (m,))
-                          for m in ("open", "proprietary"))
-        return Decision(
-            name="kernel-module", install=False, conflict=True,
-            reason=f"{' and '.join(needs['open'])} needs the open kernel modules and "
-                   f"{' and '.join(needs['proprietary'])} the proprietary ones, and one machine "
-                   f"loads only one flavour ({named}); fit cards that share a flavour")
-    preferred = {c.kernel_module for c in cards}
-    flavour = common[0] if len(common) == 1 else (
-        preferred.pop() if len(preferred) == 1 else "open")
     only = sorted({_family(c.family) for c in cards if accepted[c.id] == (flavour,)})
     either = sorted({_family(c.family) for c in cards if len(accepted[c.id]) > 1})
     why = []
@@ -305,28 +304,23 @@ def _kernel_module(report: HardwareReport) -> Decision:
         why.append(f"{' and '.join(either)} {'work' if len(either) > 1 else 'works'} with either"
                    + ("" if only else f" (the {flavour} modules are the policy's choice)"))
     return Decision(name="kernel-module", install=True,
-                    value={"flavour": flavour, "accepted": common},
+                    value={"flavour": flavour, "accepted": list(decided.accepted)},
                     reason=f"{flavour} modules for {_card_list(cards, counts)}: " + "; ".join(why))
 
 
-def _device_plugin(report: HardwareReport) -> Decision:
+def _device_plugin(report: HardwareReport, decided: NodeDecision) -> Decision:
     """Time-slicing with the policy's settings; one replicas value per node."""
-    from .k8s.labels import DEFAULT_CONFIG_KEY, node_config
-
     s, sharing = report.summary, report.time_slicing
-    per_card = {c.slices for c in report.cards}
-    if len(per_card) > 1:
-        slices = ", ".join(f"{c.name}: {c.slices}" for c in report.cards)
+    if decided.slices_conflict is not None:
         return Decision(name="device-plugin", install=False, conflict=True,
-                        reason=f"the cards take different slices per card ({slices}) and the device "
-                               "plugin applies one replicas value per node")
-    replicas = per_card.pop()
+                        reason=decided.slices_conflict)
+    replicas = decided.replicas
     fail = sharing.fail_requests_greater_than_one
     return Decision(
         name="device-plugin", install=True,
         value={"resource": GPU_RESOURCE, "replicas": replicas, "slices": s.slices,
                "fail_requests_greater_than_one": fail, "rename_by_default": False,
-               "config": node_config(report) or DEFAULT_CONFIG_KEY},
+               "config": decided.config or DEVICE_PLUGIN_DEFAULT_CONFIG},
         reason=f"{s.supported_cards} supported card(s) x {replicas} replicas give {s.slices} "
                f"{GPU_RESOURCE} by time-slicing, under Capacity and Allocatable; "
                + ("a request above 1 per container fails" if fail else
@@ -377,11 +371,10 @@ def plan(report: HardwareReport) -> InstallPlan:
         from .errors import InputError
 
         raise InputError(f"plan: expected a HardwareReport, got {type(report).__name__}")
-    from .k8s.labels import node_labels
-
     s = report.summary
     gpu = s.supported_cards > 0
-    kmod = _kernel_module(report)
+    decided = report.node_decision()
+    kmod = _kernel_module(report, decided)
     unsupported = [d.name or f"{d.vendor}:{d.device}" for d in report.unsupported_gpus]
     if not gpu:
         why = ("no supported card" + (f" (unsupported: {'; '.join(unsupported)})" if unsupported
@@ -389,11 +382,11 @@ def plan(report: HardwareReport) -> InstallPlan:
         driver = Decision(name="nvidia-driver", install=False, reason=why)
         plugin = Decision(name="device-plugin", install=False, reason=why)
     else:
-        plugin = _device_plugin(report)
+        plugin = _device_plugin(report, decided)
         driver = Decision(name="nvidia-driver", install=True, value={"kernel_module": kmod.value.get("flavour")},
                           reason=f"supported card(s): {_card_list(report.cards, s.cards)}")
     blocking = [d for d in (kmod, plugin) if d.conflict]
-    conflicts = [d.reason for d in blocking]
+    conflicts = list(decided.conflicts)  # the reasons of the blocking decisions, in order
     if blocking:
         why = "blocked by the " + " and ".join(d.name for d in blocking) + " conflict"
         driver = Decision(name="nvidia-driver", install=False, conflict=True, reason=why)
@@ -413,5 +406,5 @@ def plan(report: HardwareReport) -> InstallPlan:
         root=report.root, gpu_node=gpu and not conflicts, cards=dict(s.cards),
         slices=s.slices if not conflicts else 0, nvidia_driver=driver, kernel_module=kmod,
         device_plugin=plugin, secure_runtime=_secure_runtime(report), host_labels=hostl,
-        node_labels=node_labels(report) if not conflicts else {}, conflicts=conflicts,
+        node_labels=decided.labels, conflicts=conflicts,
         warnings=list(report.warnings))

@@ -1,9 +1,10 @@
 """Kubernetes objects as the API server returns them (``kubectl get -o json`` shapes), and
 helpers that turn them into the official client's models the way the client does.
 
-The node is a GPU worker with GPU Feature Discovery's labels as GFD writes them for an
-RTX 4000 SFF Ada under time-slicing (product ``...-SHARED``, replicas 4,
-sharing-strategy time-slicing); the pod uses init, sidecar and ephemeral containers.
+The node is a GPU worker of the GPU pool (``node-role.kubernetes.io/gpu``) with GPU
+Feature Discovery's labels as GFD writes them for an RTX 4000 SFF Ada under time-slicing
+(product ``...-SHARED``, replicas 4, sharing-strategy time-slicing) and
+node-feature-discovery's PCI label; the pod uses init, sidecar and ephemeral containers.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ GPU_NODE = {
             "beta.kubernetes.io/arch": "amd64",
             "kubernetes.io/hostname": "gex44-1",
             "node.kubernetes.io/instance_type": "GEX44",
+            # the GPU pool's MachineDeployment: Cluster API copies it from the Machine
+            "node-role.kubernetes.io/gpu": "",
             "feature.node.kubernetes.io/pci-10de.present": "true",
             "nvidia.com/gpu.present": "true",
             "nvidia.com/gpu.count": "1",
@@ -131,7 +134,8 @@ def node(**changes) -> dict:
                   "allocatable": n["status"]["allocatable"]}[section]
         name = {"gpu": GPU, "shared": "nvidia.com/gpu.shared", "label": "autopilot.syself.com/gpu",
                 "product": "nvidia.com/gpu.product", "count": "nvidia.com/gpu.count",
-                "replicas": "nvidia.com/gpu.replicas"}.get(name, name)
+                "replicas": "nvidia.com/gpu.replicas", "pool": "node-role.kubernetes.io/gpu",
+                "config": "nvidia.com/device-plugin.config"}.get(name, name)
         if value is None:
             target.pop(name, None)
         else:

@@ -46,7 +46,7 @@ def test_gpu_servers_end_to_end(tmp_path, server):
     assert p.nvidia_driver.value == {"kernel_module": flavour}
     assert p.device_plugin.value == {"resource": "nvidia.com/gpu", "replicas": 4, "slices": 4,
                                      "fail_requests_greater_than_one": True,
-                                     "rename_by_default": False, "config": "config.yaml"}
+                                     "rename_by_default": False, "config": "default"}
     assert p.host_labels.install and p.host_labels.labels == {"hardware": "gpu"}
     assert p.node_labels == {GPU_LABEL: "true"}
     assert p.slices == 4
@@ -56,7 +56,8 @@ def test_gpu_servers_end_to_end(tmp_path, server):
     assert node_labels(report) == {GPU_LABEL: "true"}
     assert expected_resources(report) == {"capacity": {"nvidia.com/gpu": "4"},
                                           "allocatable": {"nvidia.com/gpu": "4"}}
-    assert labels_patch(report, "w")["metadata"]["labels"] == {GPU_LABEL: "true"}
+    assert labels_patch(report, "w")["metadata"]["labels"] == {
+        GPU_LABEL: "true", "nvidia.com/device-plugin.config": None}  # the default config: no label
 
 
 def test_pascal_reason_names_the_family(tmp_path):

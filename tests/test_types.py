@@ -1,10 +1,13 @@
-"""Types reach users: the stubs list what the package has, and ``mypy --strict`` on a user's
-script (``tests/typing/user_script.py``) sees real types and rejects names that do not exist."""
+"""Types reach users: the stubs list what the package has, ``mypy --strict`` on a user's
+script (``tests/typing/user_script.py``) sees real types and rejects names that do not exist,
+and a controller's script over the Kubernetes helpers (``tests/typing/k8s_script.py``) passes
+``mypy --strict`` and pyright's strict mode: the helpers return TypedDicts and models."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -70,9 +73,9 @@ def _mypy(tmp_path: Path, *files: Path) -> subprocess.CompletedProcess:
 def test_mypy_strict_on_a_user_script(tmp_path):
     neg = tmp_path / "negative.py"
     neg.write_text(NEGATIVE)
-    proc = _mypy(tmp_path, HERE / "typing" / "user_script.py", neg)
+    proc = _mypy(tmp_path, HERE / "typing" / "user_script.py", HERE / "typing" / "k8s_script.py", neg)
     lines = proc.stdout.splitlines()
-    assert not [ln for ln in lines if "user_script.py" in ln], proc.stdout
+    assert not [ln for ln in lines if "_script.py" in ln], proc.stdout
     errors = [ln for ln in lines if "error:" in ln]
     assert len(errors) == 1 and 'Module has no attribute "does_not_exist"' in errors[0], proc.stdout
     revealed = [ln.split("Revealed type is ", 1)[1] for ln in lines if "Revealed type is" in ln]
@@ -80,3 +83,34 @@ def test_mypy_strict_on_a_user_script(tmp_path):
     assert revealed[1] == '"gpuclass.provisioner.HardwareReport"'
     assert "gpuclass.audit.run.AuditRun" in revealed[2]  # an iterator of ServerReport
     assert revealed[3] in ('"list[str | None]"', '"builtins.list[builtins.str | None]"')
+
+
+PYRIGHT_NEGATIVE = """\
+import gpuclass
+
+report = gpuclass.HardwareReport.example(None)
+print(gpuclass.labels_patch(report)["metadata"]["labelz"])
+print(gpuclass.device_plugin_config()["sharing"]["timeSlicing"]["replicas"])
+"""
+
+
+def _pyright(tmp_path: Path, *files: Path) -> subprocess.CompletedProcess:
+    config: dict = {"typeCheckingMode": "strict", "pythonVersion": "3.10"}
+    if not {"site-packages", "dist-packages"} & set(PACKAGE.parent.parts):
+        config["extraPaths"] = [str(PACKAGE.parent)]  # a checkout or an editable install
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
+    cmd = [sys.executable, "-m", "pyright", "--pythonpath", sys.executable,
+           "-p", str(tmp_path / "pyrightconfig.json"), *map(str, files)]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+
+
+def test_pyright_strict_on_a_controllers_script(tmp_path):
+    proc = _pyright(tmp_path, HERE / "typing" / "k8s_script.py")
+    assert proc.returncode == 0 and "0 errors" in proc.stdout, proc.stdout + proc.stderr
+    neg = tmp_path / "negative.py"
+    neg.write_text(PYRIGHT_NEGATIVE)
+    proc = _pyright(tmp_path, neg)
+    items = [ln for ln in proc.stdout.splitlines() if "Could not access item in TypedDict" in ln]
+    assert [ln.split("negative.py:")[1].split(":")[0] for ln in items] == ["4", "5"], proc.stdout
+    assert '"labelz" is not a defined key in "PatchMeta"' in proc.stdout
+    assert '"replicas" is not a defined key in "TimeSlicing"' in proc.stdout

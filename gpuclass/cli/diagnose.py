@@ -18,13 +18,16 @@ reads).
 
 from __future__ import annotations
 
-from .options import emit, emit_lines, hardware_report, reject, require
+from .options import emit, emit_lines, hardware_report, outcome, reject, require
 
 NAME = "diagnose"
 HELP = "why GPU pods do not schedule on a node"
 DESCRIPTION = ("Diagnose 'GPU not scheduling' from Node objects: missing or unhealthy device plugin, "
                "no supported card, a card without its label, a label value that no selector matches, "
-               "a renamed resource, a misconfigured time-slicing capacity.")
+               "a renamed resource, a misconfigured or uncounted time-slicing capacity, a stale "
+               "device plugin config label, a missing GPU pool label, cards that conflict, a GPU "
+               "that NFD shows and nothing names. Nothing is fixed by hand: the advice is to "
+               "reprovision where the provisioner sets it.")
 EXAMPLES = """examples:
   kubectl get node worker-1 -o yaml > node.yaml && gpuclass diagnose node.yaml
   kubectl get node worker-1 -o yaml | gpuclass diagnose - --root /      (on the node itself)
@@ -72,7 +75,7 @@ def run(args) -> int:
     if args.format != "table":
         emit([{"ok": False, "error": str(d)} if isinstance(d, ManifestError)
               else d.model_dump(mode="json") | {"ok": d.ok} for d in results], args.format)
-        return 0 if ok else 1
+        return outcome(not ok)
     lines = []
     for d in results:
         if isinstance(d, ManifestError):
@@ -89,4 +92,4 @@ def run(args) -> int:
             if f.action:
                 lines.append(f"    action: {f.action}")
     emit_lines(lines)
-    return 0 if ok else 1
+    return outcome(not ok)

@@ -14,7 +14,7 @@ proceeds without names).
 
 from __future__ import annotations
 
-from .options import emit, emit_lines, emit_table, hardware_report, reject, yes
+from .options import emit, emit_lines, emit_table, hardware_report, outcome, reject, yes
 
 NAME = "plan"
 HELP = "what the provisioner installs on this machine, and why"
@@ -51,7 +51,7 @@ def run(args) -> int:
     if args.format != "table":
         emit({"report": report.model_dump(mode="json"), "plan": result.model_dump(mode="json")},
              args.format)
-        return 0 if result.ok else 1
+        return outcome(not result.ok)
     rows = [("DECISION", "INSTALL", "VALUE", "REASON")]
     for d in result.decisions():
         rows.append((d.name, "CONFLICT" if d.conflict else yes(d.install), value_text(d), d.reason))
@@ -76,4 +76,4 @@ def run(args) -> int:
                    "until it is resolved")
     out += [f"warning: {w}" for w in result.warnings]
     emit_lines(out)
-    return 0 if result.ok else 1
+    return outcome(not result.ok)

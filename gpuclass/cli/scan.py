@@ -8,7 +8,8 @@ source read and the classification.  The default policy is applied without
 pydantic, so the command stays quick.
 
 Exit codes: 0 when every device read cleanly, 1 when some device is flagged
-(its reason is shown), 2 usage error, 3 when the source or the PCI ID database
+(its reason is shown) or the supported cards conflict (no node label then: see
+``gpuclass plan``), 2 usage error, 3 when the source or the PCI ID database
 cannot be read (--no-names proceeds without names).
 """
 
@@ -32,10 +33,10 @@ OPTION_HELP = {"root": "scan DIR/sys/bus/pci/devices (default: /)"}
 
 def _summary(result) -> dict:
     """The machine's rollup as plain data (no pydantic on the default path)."""
-    data = result.summary().node_data(0)
+    data = result.summary().node_data(0)  # labels and conflicts: the one node decision
     return {k: data[k] for k in ("supported_cards", "cards", "slices", "resource", "gpu_node", "labels",
-                                 "unsupported_gpus", "companions", "virtual_functions", "invalid",
-                                 "warnings")}
+                                 "conflicts", "unsupported_gpus", "companions", "virtual_functions",
+                                 "invalid", "warnings")}
 
 
 def _classify(table, db, policy, records) -> dict:
@@ -69,9 +70,15 @@ def _footer(summary: dict, records: list[dict]) -> list[str]:
     if n:
         cards = ", ".join(f"{k} x{v}" for k, v in summary["cards"].items())
         lines.append(f"supported cards: {n} ({cards})")
-        lines.append(f"slices: {summary['slices']} {summary['resource']} "
-                     "(Capacity and Allocatable)")
-        lines.append("node label: " + ", ".join(f"{k}={v}" for k, v in summary["labels"].items()))
+        if summary["conflicts"]:  # the node decision: nothing GPU-related is installed
+            lines.append(f"slices: none advertised until the conflict is resolved (the cards give "
+                         f"{summary['slices']} {summary['resource']})")
+            lines.append("node label: none until the conflict is resolved (see 'gpuclass plan')")
+            lines += [f"conflict: {c}" for c in summary["conflicts"]]
+        else:
+            lines.append(f"slices: {summary['slices']} {summary['resource']} "
+                         "(Capacity and Allocatable)")
+            lines.append("node label: " + ", ".join(f"{k}={v}" for k, v in summary["labels"].items()))
     else:
         lines.append("supported cards: 0: no GPU support, no node label, no slices")
     for rec in records:
@@ -122,4 +129,4 @@ def run(args) -> int:
                          rec["card"] or "-", str(rec["slices"]), name))
         emit_table(rows)
         emit_lines(_footer(summary, records))
-    return outcome(bool(invalid.any()))
+    return outcome(bool(invalid.any() or summary["conflicts"]))

@@ -1,16 +1,22 @@
 """What a node must carry: its GPU label, its expected GPU capacity, the device plugin config;
 and how GPU Feature Discovery's labels name the cards.
 
-- :func:`node_labels` — ``autopilot.syself.com/gpu=true`` only for a node with a
-  supported card, nothing for any other node (a label attracts pods; this
-  platform has no taints to keep them off);
+- :func:`node_labels` — the node decision's labels (:func:`gpuclass.policy.nodes.decide_node`):
+  ``autopilot.syself.com/gpu=true`` only for a node with a supported card whose cards do
+  not conflict, nothing for any other node (a label attracts pods; this platform has no
+  taints to keep them off);
+- :func:`labels_patch` — the same labels as a Node merge patch, which also deletes a
+  ``nvidia.com/device-plugin.config`` label the node no longer needs;
 - :func:`expected_resources` — ``nvidia.com/gpu`` = cards x slices under both
   Capacity and Allocatable; :func:`device_plugin_configmap` — the NVIDIA device
   plugin's time-slicing configuration that makes it so, with ``replicas`` and
-  ``failRequestsGreaterThanOne`` taken from the policy in use.  A card whose policy
-  entry sets its own ``slices`` gets a config of its own in the ConfigMap, and its
-  node the ``nvidia.com/device-plugin.config`` label that selects it, so the
-  capacity the controller expects and the plugin's config always agree;
+  ``failRequestsGreaterThanOne`` taken from the policy in use.  Its default config is
+  the key ``default``, which the plugin's config-manager (and its Helm chart, with
+  ``config.default: default`` or the default fallbacks ``named,single``) selects on a
+  node without the config label.  A card whose policy entry sets its own ``slices``
+  gets a config of its own in the ConfigMap, and its node the
+  ``nvidia.com/device-plugin.config`` label that selects it, so the capacity the
+  controller expects and the plugin's config always agree;
 - :func:`gfd_card` — the allowlisted card a ``nvidia.com/gpu.product`` label names.
 
 >>> from gpuclass.provisioner import HardwareReport
@@ -18,6 +24,8 @@ and how GPU Feature Discovery's labels name the cards.
 >>> node_labels(hw), expected_resources(hw)["allocatable"]
 ({'autopilot.syself.com/gpu': 'true'}, {'nvidia.com/gpu': '8'})
 >>> node_labels(HardwareReport.example(None))
+{}
+>>> node_labels(HardwareReport.example(["gtx-1080", "rtx-pro-6000-blackwell-server"]))  # a conflict
 {}
 >>> gfd_card("NVIDIA-RTX-6000-Ada-Generation-SHARED")["id"]
 'rtx-6000-ada'
@@ -30,24 +38,26 @@ from typing import Any
 
 from ..constants import (
     DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_DEFAULT_CONFIG,
     GFD_SHARED_SUFFIX,
     GPU_LABEL,
     GPU_RESOURCE,
-    LABEL_TRUE,
 )
 from ..errors import InputError
 from ..models import NodeGpuSummary
+from ..policy.nodes import NodeDecision, config_name
+from .types import ConfigMap, DevicePluginConfig, ExpectedResources, NodePatch
 
-__all__ = ["node_labels", "labels_patch", "expected_gpus", "expected_resources",
+__all__ = ["node_decision", "node_labels", "labels_patch", "expected_gpus", "expected_resources",
            "device_plugin_config", "device_plugin_configmap", "config_name", "node_config",
            "node_summary", "gfd_sanitise", "gfd_card", "DEFAULT_CONFIG_KEY"]
 
-# The ConfigMap key of the policy's default config (the helm chart's ``config.default``).
-DEFAULT_CONFIG_KEY = "config.yaml"
+# The ConfigMap key of the policy's default config (what the Helm chart's config.default names).
+DEFAULT_CONFIG_KEY = DEVICE_PLUGIN_DEFAULT_CONFIG
 
 
 def node_summary(hw: Any) -> NodeGpuSummary:
-    """The node rollup of a HardwareReport, an InstallPlan's report, or a NodeGpuSummary."""
+    """The node rollup of a HardwareReport or a NodeGpuSummary."""
     if isinstance(hw, NodeGpuSummary):
         return hw
     summary = getattr(hw, "summary", None)
@@ -56,76 +66,81 @@ def node_summary(hw: Any) -> NodeGpuSummary:
     raise InputError(f"expected a HardwareReport or NodeGpuSummary, got {type(hw).__name__}")
 
 
-def config_name(replicas: int) -> str:
-    """The ConfigMap key (and ``nvidia.com/device-plugin.config`` value) of the config
-    with ``replicas`` slices per card, for cards whose policy entry sets its own slices.
+def node_decision(hw: Any) -> NodeDecision:
+    """The node decision (:func:`gpuclass.policy.nodes.decide_node`) of a HardwareReport, an
+    InstallPlan (the decision it was planned with) or a NodeGpuSummary (the decision of
+    the rollup that made it)."""
+    decide = getattr(hw, "node_decision", None)
+    if callable(decide):  # a HardwareReport: decided from its cards
+        return decide()
+    from ..provisioner import InstallPlan
 
-    >>> config_name(8)
-    'replicas-8'
-    """
-    return f"replicas-{replicas}"
+    if isinstance(hw, InstallPlan):
+        labels, conflicts = dict(hw.node_labels), list(hw.conflicts)
+    else:
+        s = node_summary(hw)
+        labels, conflicts = dict(s.labels), list(s.conflicts)
+    return NodeDecision(labels=labels, conflicts=conflicts,
+                        config=labels.get(DEVICE_PLUGIN_CONFIG_LABEL))
 
 
 def node_config(hw: Any) -> str | None:
-    """The device plugin config a node needs: ``None`` for the ConfigMap's default (the
-    policy's ``slices_per_card``), else :func:`config_name` of its cards' slices.
-
-    Only a HardwareReport knows its cards' slices; a node whose cards differ in slices
-    per card has no config that fits (:func:`gpuclass.provisioner.plan` reports it) and
-    gets ``None``.
-    """
-    cards = getattr(hw, "cards", None) or []
-    sharing = getattr(hw, "time_slicing", None)
-    per_card = {c.slices for c in cards}
-    if sharing is None or len(per_card) != 1:
-        return None
-    (n,) = per_card
-    return None if n == sharing.replicas else config_name(n)
+    """The device plugin config a node selects by label: ``None`` for the ConfigMap's default
+    (the policy's ``slices_per_card``), else :func:`config_name` of its cards' slices;
+    ``None`` too under a conflict (no config fits)."""
+    decided = node_decision(hw)
+    return decided.config if decided.ok else None
 
 
 def node_labels(hw: Any) -> dict[str, str]:
-    """``{GPU_LABEL: "true"}`` for a node with a supported card, else ``{}``; plus the
-    ``nvidia.com/device-plugin.config`` label where the node needs a config other than
-    the default (:func:`node_config`)."""
-    s = node_summary(hw)
-    if s.supported_cards <= 0:
-        return {}
-    labels = {GPU_LABEL: LABEL_TRUE}
-    config = node_config(hw)
-    if config is not None:
-        labels[DEVICE_PLUGIN_CONFIG_LABEL] = config
-    return labels
+    """The node's labels: ``{GPU_LABEL: "true"}`` for a node with a supported card and no
+    conflict, else ``{}``; plus the ``nvidia.com/device-plugin.config`` label where the
+    node needs a config other than the default (:func:`node_config`)."""
+    return dict(node_decision(hw).labels)
 
 
-def labels_patch(hw: Any, node: str | None = None, *, remove_stale: bool = False) -> dict:
-    """A Node merge patch (``kubectl patch node N --type merge -p ...``) with the GPU label.
+def labels_patch(hw: Any, node: str | None = None, *, remove_stale: bool = False) -> NodePatch:
+    """A Node merge patch (``kubectl patch node N --type merge -p ...``) with the node's labels.
 
-    A node without a supported card gets nothing: an empty ``labels``.  With
-    ``remove_stale`` it gets ``null`` for the label instead, which deletes a label
-    left from earlier hardware (a merge patch, no longer a valid Node object).
+    A GPU node's patch sets its labels and gives ``nvidia.com/device-plugin.config``
+    ``null`` when the node uses the default config: a merge patch deletes a key set to
+    null (a label left from an earlier policy, ``replicas-8`` say) and ignores it when
+    absent.  A node without a supported card, or whose cards conflict, gets nothing: an
+    empty ``labels``; with ``remove_stale`` it gets ``null`` for both labels instead,
+    which deletes those left from earlier hardware.
 
     >>> from gpuclass.provisioner import HardwareReport
     >>> labels_patch(HardwareReport.example(None), "n1")["metadata"]
     {'name': 'n1', 'labels': {}}
-    >>> labels_patch(HardwareReport.example(None), remove_stale=True)["metadata"]
-    {'labels': {'autopilot.syself.com/gpu': None}}
+    >>> labels_patch(HardwareReport.example(None), remove_stale=True)["metadata"]["labels"]
+    {'autopilot.syself.com/gpu': None, 'nvidia.com/device-plugin.config': None}
+    >>> labels_patch(HardwareReport.example("gtx-1080"))["metadata"]["labels"]
+    {'autopilot.syself.com/gpu': 'true', 'nvidia.com/device-plugin.config': None}
     """
     labels: dict[str, str | None] = dict(node_labels(hw))
-    if not labels and remove_stale:
-        labels[GPU_LABEL] = None
-    meta: dict[str, Any] = {"name": node} if node else {}
-    meta["labels"] = labels
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta}
+    if labels:
+        labels.setdefault(DEVICE_PLUGIN_CONFIG_LABEL, None)
+    elif remove_stale:
+        labels = {GPU_LABEL: None, DEVICE_PLUGIN_CONFIG_LABEL: None}
+    patch: NodePatch = {"apiVersion": "v1", "kind": "Node", "metadata": {}}
+    if node:
+        patch["metadata"]["name"] = node
+    patch["metadata"]["labels"] = labels
+    return patch
 
 
 def expected_gpus(hw: Any) -> int:
-    """``nvidia.com/gpu`` the node must advertise: supported cards x slices per card."""
+    """``nvidia.com/gpu`` the node must advertise: supported cards x slices per card; 0 when
+    the cards conflict (nothing GPU-related is installed then)."""
+    if not node_decision(hw).ok:
+        return 0
     return node_summary(hw).slices
 
 
-def expected_resources(hw: Any) -> dict[str, dict[str, str]]:
+def expected_resources(hw: Any) -> ExpectedResources:
     """Expected ``capacity`` and ``allocatable`` (quantities as strings, as in Node.status);
-    empty for a node without a supported card, where no device plugin runs."""
+    empty for a node without a supported card (or with a conflict), where no device plugin
+    runs."""
     n = expected_gpus(hw)
     res = {GPU_RESOURCE: str(n)} if n else {}
     return {"capacity": dict(res), "allocatable": dict(res)}
@@ -133,7 +148,7 @@ def expected_resources(hw: Any) -> dict[str, dict[str, str]]:
 
 def device_plugin_config(policy: Any = None, *, replicas: int | None = None,
                          fail_requests_greater_than_one: bool | None = None,
-                         rename_by_default: bool = False) -> dict:
+                         rename_by_default: bool = False) -> DevicePluginConfig:
     """The device plugin's ``config.yaml`` as a dict (api/config/v1 of NVIDIA/k8s-device-plugin).
 
     ``replicas`` and ``failRequestsGreaterThanOne`` come from ``policy`` (default: the
@@ -164,14 +179,21 @@ def device_plugin_config(policy: Any = None, *, replicas: int | None = None,
 
 
 def device_plugin_configmap(policy: Any = None, *, name: str = "nvidia-device-plugin-config",
-                            namespace: str = "kube-system", key: str = DEFAULT_CONFIG_KEY) -> dict:
-    """A ConfigMap holding :func:`device_plugin_config` of ``policy`` under ``key`` (the file
-    the plugin reads through ``CONFIG_FILE``, or the helm chart's ``config.default``), and,
-    for every other slice count a card of the policy sets, that config under
-    :func:`config_name` (selected per node by ``nvidia.com/device-plugin.config``).
+                            namespace: str = "kube-system", key: str = DEFAULT_CONFIG_KEY) -> ConfigMap:
+    """A ConfigMap holding :func:`device_plugin_config` of ``policy`` under ``key`` and, for
+    every other slice count a card of the policy sets, that config under :func:`config_name`
+    (selected per node by ``nvidia.com/device-plugin.config``).
+
+    The plugin's Helm chart takes it as ``config.name`` (in the plugin's namespace); its
+    config-manager picks a node's config by that label, else ``config.default``, else its
+    fallbacks (``named``: a key called ``default``; ``single``: the only key).  ``key``
+    defaults to ``default``, so the chart's defaults select it even with several keys;
+    give ``config.default`` its name where ``key`` is another.
 
     >>> cm = device_plugin_configmap()
-    >>> print(cm["data"]["config.yaml"], end="")
+    >>> list(cm["data"])
+    ['default']
+    >>> print(cm["data"]["default"], end="")
     version: v1
     flags:
       migStrategy: none
@@ -217,7 +239,7 @@ def gfd_sanitise(name: str) -> str:
     return "-".join(_GFD_DROPPED.sub("", name).split())
 
 
-def gfd_card(product: Any, policy: Any = None) -> dict | None:
+def gfd_card(product: Any, policy: Any = None) -> dict[str, Any] | None:
     """The policy's card that a ``nvidia.com/gpu.product`` value names, or None.
 
     GFD writes NVML's name (``NVIDIA RTX 6000 Ada Generation``; older drivers leave the

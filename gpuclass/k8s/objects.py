@@ -29,8 +29,9 @@ from ..errors import ManifestError, SourceError
 from ..inputs import input_name, read_input
 from .quantity import MAX_QUANTITY_CHARS, parse_quantity, quantity_text
 
-__all__ = ["load_documents", "read_documents", "check_shape", "as_object", "as_objects", "wire_form",
-           "parse_quantity", "quantity_text", "dig", "meta_str", "dump_yaml", "MAX_QUANTITY_CHARS"]
+__all__ = ["load_documents", "read_documents", "read_text", "check_shape", "as_object", "as_objects",
+           "wire_form", "parse_quantity", "quantity_text", "dig", "meta_str", "dump_yaml",
+           "MAX_QUANTITY_CHARS"]
 
 
 def _manifest_error(exc: DocumentError, source: str | None, doc: int | None = None) -> ManifestError:
@@ -74,7 +75,9 @@ def load_documents(text: str | bytes, source: str | None = None) -> list[Any]:
     return [d for d in docs if d is not None]
 
 
-def _read(path: str | os.PathLike) -> tuple[str, str]:
+def read_text(path: str | os.PathLike) -> tuple[str, str]:
+    """``(text, source name)`` of a file (``-``: standard input): a regular file of at most
+    ``LIMITS["manifest"]`` bytes, UTF-8 (a BOM dropped); else a :class:`ManifestError`."""
     name = input_name(path)
     try:
         data = read_input(path, "manifest")
@@ -134,7 +137,7 @@ def read_documents(path: str | os.PathLike, *, keep_errors: bool = False) -> tup
     ``keep_errors`` that error takes the bad document's place and the others
     are still returned (one bad document never loses the rest).
     """
-    text, name = _read(path)
+    text, name = read_text(path)
     docs = [d for d in _parsed(text) if d is not None]
     many = len(docs) > 1
     out: list[Any] = []

@@ -1,7 +1,9 @@
 """Pods checked as the API server and the device plugin will check them: one slice per container.
 
 Every container kind is checked: app containers, init containers (sidecars among
-them) and ephemeral containers, which the API server forbids any resources.
+them) and ephemeral containers, which the API server forbids any resources; so are
+pod-level resources (``spec.resources``), where the API server takes only cpu, memory
+and hugepages.
 ``nvidia.com/gpu.shared`` (the name the plugin gives the resource with
 ``renameByDefault: true``) is refused: the platform's plugin advertises
 ``nvidia.com/gpu``, so such a pod would never schedule.
@@ -9,7 +11,7 @@ them) and ephemeral containers, which the API server forbids any resources.
 >>> v = validate_pod({"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
 ...     {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 2}}}]}})
 >>> v.valid, v.errors[0]
-(False, "spec.containers[0] (c): request for 'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1")
+(False, 'spec.containers[0] (c): invalid allocation request for "nvidia.com/gpu": invalid request: maximum request size for shared resources is 1; found 2')
 """
 
 from __future__ import annotations
@@ -42,14 +44,17 @@ SHARED_MEMORY_WARNING = shared_memory_warning()
 def too_large_message(n: int, resource: str = GPU_RESOURCE) -> str:
     """The NVIDIA device plugin's own error for a shared-resource request above 1.
 
-    Its ``Allocate`` returns this text (``internal/plugin/server.go``) when
-    ``failRequestsGreaterThanOne`` is set; kubelet shows it in an
-    ``UnexpectedAdmissionError`` event and the pod is never started.
+    From v0.15 on its ``Allocate`` returns this text when ``failRequestsGreaterThanOne`` is
+    set (``internal/rm/rm.go``'s "invalid request", wrapped with the resource in
+    ``internal/plugin/server.go``); kubelet shows it in an ``UnexpectedAdmissionError``
+    event ("Allocate failed due to rpc error: ... desc = ...") and the pod never starts.
+    (v0.14 and before said ``request for 'nvidia.com/gpu: N' too large: ...``.)
 
     >>> too_large_message(3)
-    "request for 'nvidia.com/gpu: 3' too large: maximum request size for shared resources is 1"
+    'invalid allocation request for "nvidia.com/gpu": invalid request: maximum request size for shared resources is 1; found 3'
     """
-    return f"request for '{resource}: {n}' too large: maximum request size for shared resources is 1"
+    return (f'invalid allocation request for "{resource}": invalid request: maximum request size '
+            f"for shared resources is 1; found {n}")
 
 
 # kind -> where its PodSpec lives
@@ -255,6 +260,31 @@ def validate_pods(pods: Any, *, policy: Any = None, source: str | None = None) -
     return out
 
 
+# what the API server takes in pod-level resources (spec.resources): cpu, memory, hugepages-*
+_POD_LEVEL = ("cpu", "memory")
+
+
+def _pod_level(spec: dict, dot: str, source: str | None) -> list[str]:
+    """The API server's refusal of ``nvidia.com/gpu`` (or any other extended resource) in the
+    pod-level ``spec.resources``."""
+    resources = spec.get("resources") or {}
+    if not isinstance(resources, dict):
+        raise ManifestError(f"{dot}resources", "expected a mapping", source)
+    errors = []
+    for which in ("limits", "requests"):
+        section = resources.get(which) or {}
+        if not isinstance(section, dict):
+            raise ManifestError(f"{dot}resources.{which}", "expected a mapping", source)
+        for name in section:
+            if name in _POD_LEVEL or (isinstance(name, str) and name.startswith("hugepages-")):
+                continue
+            hint = (f"; {name} is asked for in a container's resources" if name in (
+                GPU_RESOURCE, GPU_RESOURCE_SHARED) else "")
+            errors.append(f'{dot}resources.{which}[{name}]: Unsupported value: "{name}": pod-level '
+                          f"resources take only cpu, memory and hugepages-*{hint}")
+    return errors
+
+
 def _validate(obj: dict, rules: _Rules, source: str | None) -> PodValidation:
     kind, prefix, spec = _pod_spec(obj, source)
     dot = f"{prefix}." if prefix else ""
@@ -271,7 +301,7 @@ def _validate(obj: dict, rules: _Rules, source: str | None) -> PodValidation:
             result, more = _container(c, f"{dot}{field}[{i}]", init, ephemeral, rules, source)
             checked.append(result)
             warnings += more
-    errors = [e for c in checked for e in c.errors]
+    errors = _pod_level(spec, dot, source) + [e for c in checked for e in c.errors]
     # What the pod holds at its peak, as the scheduler counts it: init containers run
     # one at a time, next to the sidecars started before them; then the app containers
     # run together with all sidecars.  Ephemeral containers hold nothing.

@@ -96,7 +96,7 @@ def test_policy_show_prints_the_policy_as_yaml(files):
 
 def test_configmap_follows_the_given_policy(files):
     cm = yaml.safe_load(run("labels", "--configmap", "--policy", files["policy"]).stdout)
-    ts = yaml.safe_load(cm["data"]["config.yaml"])["sharing"]["timeSlicing"]
+    ts = yaml.safe_load(cm["data"]["default"])["sharing"]["timeSlicing"]
     assert ts["resources"] == [{"name": "nvidia.com/gpu", "replicas": 8}]
     assert ts["failRequestsGreaterThanOne"] is False
     labels = json.loads(run("labels", "--root", files["root"], "--policy", files["policy"], "-o", "json").stdout)

@@ -165,18 +165,20 @@ def test_labels_table_and_json(machines):
 def test_labels_patch(machines):
     proc = run("labels", "--root", machines["gex44"], "--patch", "--node", "w1")
     assert json.loads(proc.stdout) == {"apiVersion": "v1", "kind": "Node", "metadata": {
-        "name": "w1", "labels": {"autopilot.syself.com/gpu": "true"}}}
+        "name": "w1", "labels": {"autopilot.syself.com/gpu": "true",
+                                 "nvidia.com/device-plugin.config": None}}}
     assert len(proc.stdout.splitlines()) == 1
     plain = json.loads(run("labels", "--root", machines["turing"], "--patch").stdout)
     assert plain["metadata"] == {"labels": {}}
     stale = json.loads(run("labels", "--root", machines["turing"], "--patch", "--remove-stale").stdout)
-    assert stale["metadata"] == {"labels": {"autopilot.syself.com/gpu": None}}
+    assert stale["metadata"] == {"labels": {"autopilot.syself.com/gpu": None,
+                                            "nvidia.com/device-plugin.config": None}}
 
 
 def test_labels_configmap_yaml_and_json():
     cm = yaml.safe_load(run("labels", "--configmap", "--namespace", "gpu").stdout)
     assert cm["kind"] == "ConfigMap" and cm["metadata"]["namespace"] == "gpu"
-    cfg = yaml.safe_load(cm["data"]["config.yaml"])
+    cfg = yaml.safe_load(cm["data"]["default"])
     assert cfg["sharing"]["timeSlicing"]["failRequestsGreaterThanOne"] is True
     assert json.loads(run("labels", "--configmap", "--format", "json").stdout) == {
         **cm, "metadata": {**cm["metadata"], "namespace": "kube-system"}}
@@ -216,8 +218,9 @@ def test_validate_pod_exit_codes_and_messages(tmp_path):
     f.write_text(PODS)
     proc = run("validate-pod", f)
     assert proc.returncode == 1
-    assert ("error: spec.template.spec.containers[0] (train): request for 'nvidia.com/gpu: 2' "
-            "too large: maximum request size for shared resources is 1") in proc.stdout
+    assert ('error: spec.template.spec.containers[0] (train): invalid allocation request for '
+            '"nvidia.com/gpu": invalid request: maximum request size for shared resources is 1; '
+            "found 2") in proc.stdout
     assert "Pod/ok" in proc.stdout and "skipped Service/svc" in proc.stdout
     doc = json.loads(run("validate-pod", f, "--format", "json").stdout)
     assert [o["valid"] for o in doc["objects"]] == [False, True]
@@ -243,35 +246,40 @@ def test_validate_pod_input_errors(tmp_path):
 # -- diagnose -----------------------------------------------------------------------
 
 
-def node_yaml(labeled=True, capacity=None, allocatable=None, name="worker-1"):
+def node_yaml(labeled=True, capacity=None, allocatable=None, name="worker-1", pool=None):
     status = {"capacity": {}, "allocatable": {}}
     if capacity is not None:
         status["capacity"]["nvidia.com/gpu"] = str(capacity)
     if allocatable is not None:
         status["allocatable"]["nvidia.com/gpu"] = str(allocatable)
     labels = {"autopilot.syself.com/gpu": "true"} if labeled else {}
+    if labeled if pool is None else pool:
+        labels["node-role.kubernetes.io/gpu"] = ""  # a GPU node of the GPU pool
     return yaml.safe_dump({"apiVersion": "v1", "kind": "Node",
                            "metadata": {"name": name, "labels": labels}, "status": status})
 
 
-@pytest.mark.parametrize("node, machine, rc, code", [
-    (dict(capacity=4, allocatable=4), "gex44", 0, "ok"),
-    (dict(capacity=4, allocatable=0), None, 1, "device-plugin-unhealthy"),
-    (dict(), None, 1, "device-plugin-missing"),
-    (dict(labeled=False), "turing", 1, "no-supported-card"),
-    (dict(labeled=False), "gex44", 1, "reprovision"),
-    (dict(capacity=1, allocatable=1), "gex44", 1, "capacity-mismatch"),
-    (dict(capacity=4, allocatable=4), "turing", 1, "stale-label"),
+@pytest.mark.parametrize("node, machine, rc, codes", [
+    (dict(capacity=4, allocatable=4), "gex44", 0, ["ok"]),
+    (dict(capacity=4, allocatable=0), None, 1, ["device-plugin-unhealthy"]),
+    (dict(), None, 1, ["device-plugin-missing"]),
+    (dict(labeled=False), "turing", 0, ["not-a-gpu-node"]),
+    (dict(labeled=False, capacity=1, allocatable=1), "turing", 1, ["no-supported-card"]),
+    (dict(labeled=False), "gex44", 1, ["reprovision", "pool-label"]),
+    (dict(capacity=1, allocatable=1), "gex44", 1, ["capacity-mismatch"]),
+    (dict(capacity=4, allocatable=4, pool=False), "turing", 1, ["stale-label"]),
+    (dict(capacity=4, allocatable=4), "gex44", 0, ["ok"]),
+    (dict(capacity=8, allocatable=8), "conflict", 1, ["conflict", "pool-label"]),
 ])
-def test_diagnose(machines, tmp_path, node, machine, rc, code):
+def test_diagnose(machines, tmp_path, node, machine, rc, codes):
     f = tmp_path / "node.yaml"
     f.write_text(node_yaml(**node))
     extra = ["--root", machines[machine]] if machine else []
     proc = run("diagnose", f, *extra)
     assert proc.returncode == rc, proc.stderr
-    assert f"[{code}]" in proc.stdout
+    assert all(f"[{code}]" in proc.stdout for code in codes)
     (doc,) = json.loads(run("diagnose", f, *extra, "--format", "json").stdout)
-    assert [x["code"] for x in doc["findings"]] == [code] and doc["ok"] is (rc == 0)
+    assert [x["code"] for x in doc["findings"]] == codes and doc["ok"] is (rc == 0)
 
 
 def test_diagnose_a_node_list_from_stdin(machines):

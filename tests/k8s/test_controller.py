@@ -82,14 +82,25 @@ def test_configmap_deserializes_into_the_client_model():
     m = deserialize(device_plugin_configmap(), "V1ConfigMap")
     assert isinstance(m, k8s.V1ConfigMap)
     assert m.metadata.name == "nvidia-device-plugin-config"
-    assert yaml.safe_load(m.data["config.yaml"])["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 4
+    assert yaml.safe_load(m.data["default"])["sharing"]["timeSlicing"]["resources"][0]["replicas"] == 4
 
 
-@pytest.mark.parametrize("card", ["rtx-4000-sff-ada", None])
-def test_labels_patch_deserializes_into_a_node(card):
-    m = deserialize(labels_patch(HardwareReport.example(card), "worker-1"), "V1Node")
-    assert isinstance(m, k8s.V1Node) and m.metadata.name == "worker-1"
-    assert (m.metadata.labels or {}) == ({GPU_LABEL: "true"} if card else {})
+def test_a_patch_without_labels_is_a_client_node():
+    m = deserialize(labels_patch(HardwareReport.example(None), "worker-1"), "V1Node")
+    assert isinstance(m, k8s.V1Node) and m.metadata.name == "worker-1" and not m.metadata.labels
+
+
+def test_a_gpu_nodes_patch_deletes_a_stale_config_label():
+    """The patch gives the config label null (a merge patch deletes it), so it is a patch, not
+    a Node the client accepts: kubectl applies it to the node as the API server would."""
+    import kube
+    from k8s_samples import GPU_NODE, node
+
+    stale = node(**{"labels__nvidia.com/device-plugin.config": "replicas-8"})
+    patch = labels_patch(HardwareReport.example("rtx-4000-sff-ada"), "gex44-1")
+    patched = kube.patch_local(stale, patch)
+    assert patched["metadata"]["labels"] == GPU_NODE["metadata"]["labels"]
+    assert kube.patch_local(GPU_NODE, patch) == kube.patch_local(GPU_NODE, "{}")  # nothing else moves
 
 
 def test_expected_resources_deserialize_into_node_status():
@@ -97,7 +108,8 @@ def test_expected_resources_deserialize_into_node_status():
     m = deserialize({"kind": "Node", "metadata": {"name": "n"}, "status": res}, "V1Node")
     assert m.status.capacity == {GPU: "8"} and m.status.allocatable == {GPU: "8"}
     # and the node the controller expects diagnoses as healthy
-    node = {"kind": "Node", "metadata": {"name": "n", "labels": {GPU_LABEL: "true"}}, "status": res}
+    node = {"kind": "Node", "metadata": {"name": "n", "labels": {
+        GPU_LABEL: "true", "node-role.kubernetes.io/gpu": ""}}, "status": res}
     assert diagnose(node, HardwareReport.example("rtx-6000-ada", 2)).ok
 
 
@@ -106,7 +118,8 @@ def test_client_models_are_accepted_as_input():
     m = deserialize(pod(container("a", limits="2")), "V1Pod")
     v = validate_pod(m)
     assert not v.valid and v.containers[0].slices == 2
-    node = deserialize({"kind": "Node", "metadata": {"name": "n", "labels": {GPU_LABEL: "true"}},
+    node = deserialize({"kind": "Node", "metadata": {"name": "n", "labels": {
+        GPU_LABEL: "true", "node-role.kubernetes.io/gpu": "", "nvidia.com/gpu.count": "1"}},
                         "status": {"capacity": {GPU: "4"}, "allocatable": {GPU: "4"}}}, "V1Node")
     assert diagnose(node).ok
 
@@ -141,8 +154,8 @@ def test_two_or_more_slices_are_rejected_with_the_plugin_message(n):
     v = validate_pod(pod(container("train", limits=n)))
     assert not v.valid
     assert v.errors == [f"spec.containers[0] (train): {too_large_message(n)}"]
-    assert f"request for 'nvidia.com/gpu: {n}' too large: maximum request size for shared " \
-           "resources is 1" in v.errors[0]
+    assert (f'invalid allocation request for "nvidia.com/gpu": invalid request: maximum request '
+            f"size for shared resources is 1; found {n}") in v.errors[0]
 
 
 def test_limits_alone_imply_requests():
@@ -201,7 +214,7 @@ def test_init_containers_are_checked_and_counted_one_at_a_time():
         ("spec.initContainers[0]", True), ("spec.initContainers[1]", True),
         ("spec.containers[0]", False)]
     bad = validate_pod(pod(container("app"), init=[container("warmup", limits=2)]))
-    assert not bad.valid and bad.errors[0].startswith("spec.initContainers[0] (warmup): request for")
+    assert not bad.valid and bad.errors[0].startswith("spec.initContainers[0] (warmup): invalid allocation request")
 
 
 def test_sidecars_hold_their_slice_next_to_the_app():
@@ -225,7 +238,24 @@ def test_workloads_pod_templates(kind, path):
     cur[keys[-1]] = spec
     v = validate_pod(obj)
     assert v.kind == kind and v.name == "w" and not v.valid
-    assert v.errors[0].startswith(f"{path}.containers[0] (train): request for")
+    assert v.errors[0].startswith(f"{path}.containers[0] (train): invalid allocation request")
+
+
+def test_pod_level_resources_take_no_gpu():
+    """The API server takes only cpu, memory and hugepages-* in ``spec.resources``."""
+    p = pod(container("a"))
+    p["spec"]["resources"] = {"limits": {GPU: 2, "cpu": "4"}, "requests": {"memory": "1Gi"}}
+    v = validate_pod(p)
+    assert not v.valid and v.errors == [
+        'spec.resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu": pod-level '
+        "resources take only cpu, memory and hugepages-*; nvidia.com/gpu is asked for in a "
+        "container's resources"]
+    p["spec"]["resources"] = {"limits": {"cpu": "4", "memory": "8Gi", "hugepages-2Mi": "1Gi"}}
+    assert validate_pod(p).valid
+    deploy = {"kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {"spec": {
+        "containers": [container("a")], "resources": {"requests": {"nvidia.com/gpu.shared": "1"}}}}}}
+    (err,) = validate_pod(deploy).errors
+    assert err.startswith("spec.template.spec.resources.requests[nvidia.com/gpu.shared]: Unsupported")
 
 
 def test_bare_template_and_pod_spec():
@@ -266,6 +296,7 @@ def node(labeled=True, capacity=None, allocatable=None, labels=None, name="worke
     lab = dict(labels or {})
     if labeled:
         lab[GPU_LABEL] = "true"
+        lab["node-role.kubernetes.io/gpu"] = ""  # a GPU node joins through the GPU pool
     status = {"capacity": {"cpu": "20", "memory": "64Gi"}, "allocatable": {"cpu": "19"}}
     if capacity is not None:
         status["capacity"][GPU] = str(capacity)
@@ -323,10 +354,15 @@ def test_no_label_names_the_unsupported_card(tmp_path):
 
 
 def test_no_label_without_report_uses_gpu_feature_discovery():
+    # only a card off the allowlist: not a GPU node (a plain display adapter here)
     d = diagnose(node(labeled=False, labels={"nvidia.com/gpu.product": "Quadro-RTX-6000"}))
-    assert codes(d) == ["no-supported-card"] and "Quadro-RTX-6000" in d.findings[0].message
+    assert codes(d) == ["not-a-gpu-node"] and "Quadro-RTX-6000" in d.findings[0].message
+    assert d.ok and d.cards == 0 and d.expected == 0
+    # slices advertised and nothing names the card: it cannot say "no supported card"
     plain = diagnose(node(labeled=False, capacity=4, allocatable=4))
-    assert codes(plain) == ["no-supported-card"] and "gpuclass scan" in plain.findings[0].message
+    (f,) = plain.findings
+    assert f.code == "card-unknown" and f.severity == "error" and "a device plugin runs" in f.message
+    assert "no supported card" not in f.message and "--report" in f.action
 
 
 def test_label_not_true_counts_as_absent():
@@ -337,9 +373,10 @@ def test_label_not_true_counts_as_absent():
 
 def test_supported_card_without_label_means_reprovision():
     d = diagnose(node(labeled=False), HardwareReport.example("rtx-pro-6000-blackwell-server"))
-    assert codes(d) == ["reprovision"]
+    # it has not joined the GPU pool either
+    assert codes(d) == ["reprovision", "pool-label"]
     assert "rtx-pro-6000-blackwell-server" in d.findings[0].message
-    assert "reprovision" in d.findings[0].action
+    assert d.findings[0].action.startswith("reprovision") and "kubectl label" not in d.findings[0].action
 
 
 @pytest.mark.parametrize("capacity, hint", [(1, "time-slicing is not applied"), (8, "replicas is not 4")])
@@ -356,12 +393,29 @@ def test_capacity_mismatch_from_the_gfd_count_label():
 
 def test_capacity_not_a_multiple_of_four_without_report():
     assert codes(diagnose(node(capacity=6, allocatable=6))) == ["capacity-mismatch"]
-    assert diagnose(node(capacity=8, allocatable=8)).ok
+
+
+def test_a_capacity_nothing_counts_is_not_ok():
+    """8 slices with no GFD label and no report: 2 cards x 4, or 1 card with replicas 8."""
+    d = diagnose(node(capacity=8, allocatable=8))
+    assert codes(d) == ["capacity-unverified"] and not d.ok
+    assert "2 card(s) x 4" in d.findings[0].message
+    # GFD's count or replicas, or the report, tells
+    assert diagnose(node(capacity=8, allocatable=8, labels={"nvidia.com/gpu.count": "2"})).ok
+    assert diagnose(node(capacity=8, allocatable=8, labels={"nvidia.com/gpu.replicas": "4"})).ok
+    assert codes(diagnose(node(capacity=8, allocatable=8, labels={"nvidia.com/gpu.replicas": "8"}))) == [
+        "capacity-mismatch"]
+    assert diagnose(node(capacity=8, allocatable=8), HardwareReport.example("gtx-1080", 2)).ok
+    assert codes(diagnose(node(capacity=8, allocatable=8), HardwareReport.example("gtx-1080"))) == [
+        "capacity-mismatch"]
 
 
 def test_label_on_a_machine_without_a_supported_card_is_stale():
     d = diagnose(node(capacity=4, allocatable=4), HardwareReport.example(None))
-    assert codes(d) == ["stale-label"] and f"{GPU_LABEL}-" in d.findings[0].action
+    # and it is in the GPU pool without a GPU
+    assert codes(d) == ["stale-label", "pool-label"]
+    assert d.findings[0].action.startswith("reprovision") and "kubectl" not in d.findings[0].action
+    assert "--host-patch --remove-stale" in d.findings[1].action
 
 
 def test_node_as_yaml_text():

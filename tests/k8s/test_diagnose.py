@@ -8,7 +8,7 @@ import copy
 import pytest
 from k8s_samples import CPU_NODE, GPU_NODE, model, node
 
-from gpuclass.k8s.diagnose import diagnose, diagnose_nodes
+from gpuclass.k8s.diagnose import REPROVISION, diagnose, diagnose_nodes
 from gpuclass.k8s.labels import gfd_card, gfd_sanitise
 from gpuclass.k8s.pods import validate_pod
 from gpuclass.provisioner import HardwareReport
@@ -60,19 +60,23 @@ def test_an_allowlisted_gfd_product_without_the_label_is_a_reprovision(product, 
     d = diagnose(model(n, "V1Node"))
     assert codes(d) == ["reprovision"] and not d.ok
     assert product in d.findings[0].message and "allowlisted" in d.findings[0].message
-    assert "kubectl label node gex44-1 autopilot.syself.com/gpu=true" in d.findings[0].action
+    assert d.findings[0].action == REPROVISION and "kubectl label" not in d.findings[0].action
     assert d.product == product
 
 
-def test_an_unsupported_gfd_product_without_the_label_is_no_supported_card():
-    d = diagnose(node(labels__label=None, labels__product="Quadro-RTX-6000"))
+def test_an_unsupported_card_with_a_device_plugin_is_no_supported_card():
+    d = diagnose(node(labels__label=None, labels__product="Quadro-RTX-6000", labels__pool=None))
     assert codes(d) == ["no-supported-card"] and "Quadro-RTX-6000" in d.findings[0].message
-    assert "a device plugin runs" in d.findings[0].message
+    assert "a device plugin runs" in d.findings[0].message and d.findings[0].action.startswith("reprovision")
+    # ... and in the GPU pool besides
+    assert codes(diagnose(node(labels__label=None, labels__product="Quadro-RTX-6000"))) == [
+        "no-supported-card", "pool-label"]
 
 
 def test_a_label_on_a_node_gfd_shows_unsupported_is_stale():
-    d = diagnose(node(labels__product="NVIDIA-RTX-4000-Ada-Generation-SHARED"))
+    d = diagnose(node(labels__product="NVIDIA-RTX-4000-Ada-Generation-SHARED", labels__pool=None))
     assert codes(d) == ["stale-label"] and "not on the allowlist" in d.findings[0].message
+    assert "kubectl" not in d.findings[0].action and d.findings[0].action.startswith("reprovision")
 
 
 @pytest.mark.parametrize("value", ["True", "TRUE", "tRuE", True])
@@ -82,7 +86,7 @@ def test_label_values_compare_exactly(value):
     assert codes(d) == ["label-value"]
     f = d.findings[0]
     assert "not \"true\"" in f.message and "case-sensitive" in f.message
-    assert f.action == "kubectl label node gex44-1 --overwrite autopilot.syself.com/gpu=true"
+    assert f.action == REPROVISION
 
 
 def test_a_wrong_label_value_next_to_a_broken_plugin_reports_both():
@@ -111,19 +115,46 @@ def test_a_node_without_any_gpu_is_information_only():
     assert d.ok and codes(d) == ["not-a-gpu-node"] and "no NVIDIA GPU" in d.findings[0].message
 
 
-@pytest.mark.parametrize("labels, capacity", [
-    ({"nvidia.com/gpu.product": "Quadro-RTX-6000"}, {}),
-    ({"nvidia.com/gpu.count": "1"}, {}),
-    ({"feature.node.kubernetes.io/pci-10de.present": "true"}, {}),
-    ({}, {"nvidia.com/gpu": "1"}),
-    ({}, {"nvidia.com/gpu.shared": "4"}),
+@pytest.mark.parametrize("labels, capacity, code, severity", [
+    # GFD names a card off the allowlist: a plain display adapter here
+    ({"nvidia.com/gpu.product": "Quadro-RTX-6000"}, {}, "not-a-gpu-node", "info"),
+    # signs of a GPU that nothing names: the node may need reprovisioning, or not
+    ({"nvidia.com/gpu.count": "1"}, {}, "card-unknown", "warning"),
+    ({"feature.node.kubernetes.io/pci-10de.present": "true"}, {}, "card-unknown", "warning"),
+    ({"feature.node.kubernetes.io/pci-0300_10de.present": "true"}, {}, "card-unknown", "warning"),
+    ({"feature.node.kubernetes.io/pci-0302_10de.present": "true"}, {}, "card-unknown", "warning"),
+    # a device plugin runs without the label: wrong whichever the card is
+    ({}, {"nvidia.com/gpu": "1"}, "card-unknown", "error"),
+    ({}, {"nvidia.com/gpu.shared": "4"}, "card-unknown", "error"),
 ])
-def test_any_sign_of_a_gpu_makes_it_a_gpu_node(labels, capacity):
+def test_what_an_unlabelled_node_with_a_gpu_is(labels, capacity, code, severity):
     n = copy.deepcopy(CPU_NODE)
     n["metadata"]["labels"].update(labels)
     n["status"]["capacity"].update(capacity)
     d = diagnose(n)
-    assert d.gpu_node and codes(d) == ["no-supported-card"] and not d.ok
+    assert codes(d) == [code] and d.findings[0].severity == severity
+    assert d.gpu_node is (code != "not-a-gpu-node") and d.ok is (severity == "info")
+    if code == "not-a-gpu-node":
+        assert d.cards == 0 and d.expected == 0 and "plain display adapter" in d.findings[0].message
+
+
+@pytest.mark.parametrize("label, text", [
+    ("feature.node.kubernetes.io/pci-0300_10de.present", "an NVIDIA VGA or 3D controller"),
+    ("feature.node.kubernetes.io/pci-0302_10de.present", "an NVIDIA VGA or 3D controller"),
+    ("feature.node.kubernetes.io/pci-10de.present", "an NVIDIA PCI device"),
+])
+def test_nfd_labels_say_a_gpu_is_there_without_naming_it(label, text):
+    """NFD's default PCI labels (class and vendor) on a node without GFD or the GPU label:
+    not "not a GPU node", and no claim about the card either."""
+    n = copy.deepcopy(CPU_NODE)
+    n["metadata"]["labels"][label] = "true"
+    (f,) = diagnose(n).findings
+    assert f.code == "card-unknown" and text in f.message and label in f.message
+    assert "no supported card" not in f.message and "--root" in f.action
+    # with the machine's report the card is known: an allowlisted one needs reprovisioning
+    (f,) = diagnose(n, HardwareReport.example("rtx-6000-ada")).findings[:1]
+    assert f.code == "reprovision"
+    assert codes(diagnose(n, HardwareReport.example(None))) == ["not-a-gpu-node"]
 
 
 def test_a_mixed_cluster_reports_only_the_gpu_nodes():
@@ -176,3 +207,76 @@ def test_slices_per_card_come_from_the_policy():
     assert codes(diagnose(node(), policy=policy)) == ["capacity-mismatch"]  # 4 advertised, 1 x 2 expected
     d = diagnose(node(capacity__gpu="2", allocatable__gpu="2"), policy=policy)
     assert d.ok and d.expected == 2
+
+
+# -- the device plugin's config label, the pool label, conflicts ------------------------
+
+
+def test_a_stale_config_label_is_blamed_not_the_configmap():
+    """``replicas-8`` left from an earlier policy: the plugin applied it, and the node shows 8
+    slices of its one card.  The label is at fault, and the patch deletes it."""
+    stale = node(labels__config="replicas-8", capacity__gpu="8", allocatable__gpu="8")
+    for d in (diagnose(stale), diagnose(stale, HardwareReport.example("rtx-4000-sff-ada"))):
+        (f,) = d.findings
+        assert f.code == "config-label" and "nvidia.com/device-plugin.config=replicas-8" in f.message
+        assert "earlier policy" in f.message and "advertises 8 nvidia.com/gpu, expected 4" in f.message
+        assert "ConfigMap" not in f.action and "gpuclass labels --patch" in f.action
+
+
+def test_a_card_with_its_own_slices_needs_its_config_label():
+    policy = {"cards": [{"id": "rtx-4000-sff-ada", "name": "RTX 4000 SFF Ada Generation",
+                         "family": "ada-lovelace", "kernel_module": "open", "slices": 8,
+                         "match": [{"vendor": "10de", "device": "27b0"}]}]}
+    (f,) = diagnose(node(), policy=policy).findings  # 4 advertised: the default config applied
+    assert f.code == "config-label" and "lacks nvidia.com/device-plugin.config=replicas-8" in f.message
+    assert diagnose(node(labels__config="replicas-8", capacity__gpu="8", allocatable__gpu="8"),
+                    policy=policy).ok
+
+
+def test_a_config_label_naming_no_config_is_found_whatever_the_card():
+    n = node(labels__product=None, labels__config="replicas-6", labels__count=None)
+    (f,) = diagnose(n).findings
+    assert f.code == "config-label" and "specified config replicas-6 does not exist" in f.message
+
+
+def test_the_pool_label():
+    (f,) = diagnose(node(labels__pool=None)).findings
+    assert f.code == "pool-label" and f.severity == "error" and "node-role.kubernetes.io/gpu" in f.message
+    assert "--host-patch" in f.action and "hardware=gpu" in f.action
+    cpu = copy.deepcopy(CPU_NODE)
+    cpu["metadata"]["labels"]["node-role.kubernetes.io/gpu"] = ""
+    d = diagnose(cpu)
+    assert codes(d) == ["not-a-gpu-node", "pool-label"] and not d.ok
+    assert "--remove-stale" in d.findings[1].action
+
+
+def test_cards_that_conflict_are_said_so():
+    report = HardwareReport.example(["gtx-1080", "rtx-pro-6000-blackwell-server"])
+    d = diagnose(node(labels__pool=None), report)
+    (f,) = d.findings
+    assert f.code == "conflict" and "one machine loads only one flavour" in f.message
+    assert "a label left from before" in f.message and "reprovision" in f.action
+    unlabelled = CPU_NODE
+    assert codes(diagnose(unlabelled, report)) == ["conflict"]
+
+
+@pytest.mark.parametrize("changes, code", [
+    ({"allocatable__gpu": "0"}, "device-plugin-unhealthy"),
+    ({"allocatable__gpu": None, "capacity__gpu": None}, "device-plugin-missing"),
+    ({"allocatable__gpu": "2"}, "some-slices-unhealthy"),
+])
+def test_a_plugin_the_log_does_not_explain_is_reprovisioned(changes, code):
+    (f,) = diagnose(node(**changes)).findings
+    assert f.code == code and "log" in f.action
+    assert f.action.endswith(REPROVISION) and "when the log does not explain it" in f.action
+
+
+def test_no_advice_labels_by_hand():
+    """The OS is sealed and nothing is fixed by hand: no finding tells to kubectl label."""
+    variants = [node(), node(labels__label="True"), node(labels__label=None),
+                node(labels__label=None, labels__product="Quadro-RTX-6000"),
+                node(labels__product="Quadro-RTX-6000"), node(labels__config="replicas-8"),
+                node(labels__pool=None), node(allocatable__gpu="0"), CPU_NODE]
+    reports = [None, HardwareReport.example(None), HardwareReport.example("rtx-4000-sff-ada")]
+    actions = [f.action or "" for n in variants for r in reports for f in diagnose(n, r).findings]
+    assert actions and not [a for a in actions if "kubectl label" in a]

@@ -83,7 +83,7 @@ def test_workload_to_dict_keeps_label_selector_and_labels():
     for obj, klass in ((dep, "V1Deployment"), (svc, "V1Service")):
         assert as_object(model(obj, klass).to_dict()) == wire(model(obj, klass))
     v = validate_pod(model(dep, "V1Deployment").to_dict())
-    assert not v.valid and v.errors[0].startswith("spec.template.spec.containers[0] (t): request for")
+    assert not v.valid and v.errors[0].startswith("spec.template.spec.containers[0] (t): invalid allocation request")
 
 
 def test_init_and_ephemeral_containers_from_to_dict_are_validated():
@@ -94,8 +94,8 @@ def test_init_and_ephemeral_containers_from_to_dict_are_validated():
         v = validate_pod(given)
         assert not v.valid
         assert v.errors == [
-            "spec.initContainers[0] (warmup): request for 'nvidia.com/gpu: 2' too large: maximum "
-            "request size for shared resources is 1",
+            'spec.initContainers[0] (warmup): invalid allocation request for "nvidia.com/gpu": invalid '
+            "request: maximum request size for shared resources is 1; found 2",
             "spec.ephemeralContainers[0].resources: Forbidden: cannot be set for an Ephemeral Container"]
         assert [(c.path, c.init, c.ephemeral, c.slices) for c in v.containers] == [
             ("spec.initContainers[0]", True, False, 2), ("spec.initContainers[1]", True, False, 0),

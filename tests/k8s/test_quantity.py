@@ -122,8 +122,8 @@ def test_whole_quantities_in_any_form(value, slices):
     assert v.containers[0].slices == slices
     assert v.valid is (slices <= 1)
     if slices > 1:
-        assert v.errors == [f"spec.containers[0] (a): request for 'nvidia.com/gpu: {slices}' too large: "
-                            "maximum request size for shared resources is 1"]
+        assert v.errors == ['spec.containers[0] (a): invalid allocation request for "nvidia.com/gpu": '
+                            f"invalid request: maximum request size for shared resources is 1; found {slices}"]
 
 
 def test_a_malformed_request_names_the_reason():

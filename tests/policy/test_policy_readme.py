@@ -25,7 +25,7 @@ def test_the_readme_policy_example_validates_and_works():
     assert denied.card is None and "another pool" in denied.rule.reason
     assert policy.match(0x10DE, 0x1E30) is None  # no device-wide rule: the subsystem decides
     # the card with its own slices gets a config of its own
-    assert list(device_plugin_configmap(policy)["data"]) == ["config.yaml", "replicas-2"]
+    assert list(device_plugin_configmap(policy)["data"]) == ["default", "replicas-2"]
 
 
 def test_the_readme_names_every_policy_field():

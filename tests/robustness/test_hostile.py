@@ -372,6 +372,7 @@ REVIEWED = {
     "gpuclass.ids._ADDRESS": ["0" * 100000, "0000:" * 20000],
     "gpuclass.sources.modalias._MODALIAS": ["pci:v" + "0" * 100000, "pci:v00000000d" * 10000],
     "gpuclass.k8s.labels._GFD_DROPPED": ["\u00e9" * 100000, "a " * 50000 + "\u00e9", "-" * 100000],
+    "gpuclass.k8s.nodefacts._COUNT": ["1" * 100000, "1" * 100000 + "x", "\u00b2" * 100000],
     "gpuclass.db.locate._HEADER_RE": [b"#Version:" + b" " * 100000 + b"x", b"#" + b" " * 100000,
                                       b"#Version:x" + b" " * 100000 + b"y"],
     "gpuclass.pcinames._BRACKET": ["[" * 100000, "[a" * 50000],

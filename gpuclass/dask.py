@@ -40,7 +40,8 @@ from ._native import core, key_column
 from .audit.frames import audit_table
 from .audit.ingest.columns import DEVICE_FIELDS, device_columns
 from .audit.pool import pooled_empty
-from .audit.results.columns import int32_columns, table_columns
+from .audit.render import device_conflicts
+from .audit.results.columns import card_column, int32_columns, table_columns
 from .errors import InputError
 from .policy import compile_policy
 
@@ -58,7 +59,7 @@ def _columns(compiled: Any) -> list[str]:
 
 def _counts(compiled: Any) -> list[str]:
     """The columns a merge adds up."""
-    return [c for c in _columns(compiled) if c not in ("server", "gpu_capable", "problems", "row")]
+    return [c for c in _columns(compiled) if c not in ("server", "gpu_capable", "problems", "conflicts", "row")]
 
 
 # counts are int32, as audit_table has them (half the memory a partition's frame takes);
@@ -73,6 +74,7 @@ def _meta(compiled: Any, server_dtype: Any):
     cols["server"] = pd.Series(dtype=server_dtype)
     cols["gpu_capable"] = pd.Series(dtype="bool")
     cols["problems"] = pd.Series(dtype=pd.StringDtype("pyarrow"))
+    cols["conflicts"] = pd.Series(dtype=pd.StringDtype("pyarrow"))
     return pd.DataFrame(cols)
 
 
@@ -81,17 +83,15 @@ def _server_dtype(part: Any, server_column: str | None) -> Any:
     return part.dtypes.iloc[device_columns(names, server_column)["server"]]
 
 
-def _problems(result: Any, offset: int):
-    """The problem column: each flagged server's problems as one text (row numbers from
-    ``offset``, the partition's first row in the whole table), null elsewhere; only the
-    flagged servers are visited."""
+def _texts(flagged: dict[int, list[str]], n: int):
+    """A text column of ``n`` servers: each flagged server's texts joined, null elsewhere;
+    only the flagged servers are visited."""
     import pandas as pd
     import pyarrow as pa
 
-    flagged = result.problem_lists(offset)
     if not flagged:
-        return pd.arrays.ArrowStringArray(pa.nulls(len(result), pa.large_string()))
-    where = np.full(len(result), -1, np.int64)
+        return pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()))
+    where = np.full(n, -1, np.int64)
     where[np.fromiter(flagged, np.int64, len(flagged))] = np.arange(len(flagged))
     texts = pa.array(["; ".join(p) for p in flagged.values()], pa.large_string())
     return pd.arrays.ArrowStringArray(texts.take(pa.array(where, mask=where < 0)))
@@ -123,7 +123,8 @@ def _place(result: Any, frame: Any, offset: int) -> Any:
     """A partition's frame with its rows counted from ``offset`` (its first row in the table)."""
     if offset:
         frame["row"] += offset
-    frame["problems"] = _problems(result, offset)
+    frame["problems"] = _texts(result.problem_lists(offset, conflicts=False), len(result))
+    frame["conflicts"] = _texts(result.conflict_lists(), len(result))
     return frame
 
 
@@ -248,6 +249,10 @@ def _merge(pieces: list[Any], compiled: Any):
                             pa.scalar("; ", texts.type))
     joined = pc.if_else(pa.array(per > 0), joined, pa.scalar(None, joined.type))
     out["problems"] = pd.arrays.ArrowStringArray(joined)
+    # the cards a server holds in all: its conflicts decided again (the one node decision)
+    counts = np.column_stack([out[card_column(c)] for c in compiled.card_ids]) if compiled.card_ids else \
+        np.zeros((len(starts), 0), np.int64)
+    out["conflicts"] = _texts(device_conflicts(compiled, counts), len(starts))
     return pd.DataFrame(out, copy=False)[_columns(compiled)]
 
 

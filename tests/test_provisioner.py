@@ -129,8 +129,9 @@ def test_pascal_next_to_blackwell_is_a_conflict(tmp_path):
     assert not p.ok and len(p.conflicts) == 1
     assert p.kernel_module.conflict and p.kernel_module.value == {}
     assert not p.conflicts[0].startswith("conflict")  # the CLI prefixes it; said once
-    assert "proprietary: GeForce GTX 1080 Ti" in p.kernel_module.reason
-    assert "open: RTX PRO 6000 Blackwell Server Edition" in p.kernel_module.reason
+    assert "proprietary for GeForce GTX 1080 Ti" in p.kernel_module.reason
+    assert "open for RTX PRO 6000 Blackwell Server Edition" in p.kernel_module.reason
+    assert "; " not in p.kernel_module.reason  # a flat audit cell joins problems with "; "
     for d in (p.nvidia_driver, p.device_plugin, p.host_labels):
         assert d.conflict and not d.install and "conflict" in d.reason
     assert p.node_labels == {} and not p.gpu_node and p.slices == 0

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 from .results.columns import PASSTHROUGH
 
-__all__ = ["reason", "cards_cell", "finish", "card_entries", "rule_evidence", "unsupported_entry",
+__all__ = ["reason", "cards_cell", "finish", "conflicts", "device_conflicts", "card_entries", "rule_evidence", "unsupported_entry",
            "unsupported_entries", "problem", "flat_row", "cell_value", "device_texts", "NO_SERVER",
            "NO_DESCRIPTION", "NO_ID", "GPU_SPECIAL", "EMPTY_DUMP", "duplicate_id", "ambiguous",
            "editions", "not_a_dump", "unreadable_line", "cannot_read"]
@@ -61,6 +61,39 @@ def unreadable_line(text: str) -> str:
 
 def cannot_read(exc: object) -> str:
     return f"cannot read: {exc}"
+
+
+def conflicts(compiled: Any, cards: Any) -> list[str]:
+    """The problems of a server holding the card models ``cards`` (indices into the
+    policy's cards) that cannot be provisioned together: the one node decision's
+    conflicts (:func:`gpuclass.policy.nodes.decide_node`), as every door reports them."""
+    from ..policy.nodes import decide_node
+
+    present = sorted(set(cards))
+    if len(present) < 2:
+        return []
+    decided = decide_node([compiled.cards[i] for i in present], compiled.slices_per_card)
+    return [f"cards conflict, no GPU label: {text}" for text in decided.conflicts]
+
+
+def device_conflicts(compiled: Any, counts: Any) -> dict[int, list[str]]:
+    """:func:`conflicts` of each server of a device audit that holds two card models or more
+    (``counts``: servers x cards), decided once per distinct set of models."""
+    import numpy as np
+
+    out: dict[int, list[str]] = {}
+    if not counts.size:
+        return out
+    held = counts > 0
+    decided: dict[tuple[int, ...], list[str]] = {}
+    for g in np.flatnonzero(held.sum(axis=1) > 1).tolist():
+        models = tuple(np.flatnonzero(held[g]).tolist())
+        found = decided.get(models)
+        if found is None:
+            found = decided[models] = conflicts(compiled, models)
+        if found:
+            out[g] = found
+    return out
 
 
 def problem(row: int | None, text: str, offset: int = 0) -> str:

@@ -95,10 +95,11 @@ def _family(name: str) -> str:
 def _kernel_conflict(cards: list[Any], accepted: list[tuple[str, ...]]) -> str:
     only = {m: [c for c, a in zip(cards, accepted) if a == (m,)] for m in ("open", "proprietary")}
     needs = {m: sorted({_family(_fact(c, "family")) for c in only[m]}) for m in only}
-    named = "; ".join(f"{m}: " + ", ".join(_fact(c, "name") for c in only[m]) for m in only)
+    # No "; " in the sentence: a flat audit cell joins a server's problems with it.
+    named = ", ".join(f"{m} for " + " and ".join(_fact(c, "name") for c in only[m]) for m in only)
     return (f"{' and '.join(needs['open'])} needs the open kernel modules and "
             f"{' and '.join(needs['proprietary'])} the proprietary ones, and one machine loads "
-            f"only one flavour ({named}); fit cards that share a flavour")
+            f"only one flavour ({named}): fit cards that share a flavour")
 
 
 def decide_node(cards: Iterable[Any], slices_per_card: int) -> NodeDecision:

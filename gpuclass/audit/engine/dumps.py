@@ -19,7 +19,8 @@ from ...errors import SourceError
 from ...pcinames import unsupported_label
 from ...policy import compile_policy
 from ...sources.lspci import parse_lspci
-from ..render import EMPTY_DUMP, cannot_read, card_entries, finish, not_a_dump, unreadable_line, unsupported_entries
+from ..render import (EMPTY_DUMP, cannot_read, card_entries, conflicts, finish, not_a_dump, unreadable_line,
+                      unsupported_entries)
 from ..results.reports import ServerReport
 
 __all__ = ["audit_lspci_dumps"]
@@ -54,7 +55,8 @@ def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, p
         evidence = {ci: ", ".join(f"{addresses[i]} {int(table.vendor[i]):04x}:{int(table.device[i]):04x}"
                                   for i in supported if res.card[i] == ci)
                     for ci in {int(res.card[i]) for i in supported}}
-        r.cards = card_entries(compiled, res.summary().card_counts(0), "id", evidence)
+        counts = res.summary().card_counts(0)
+        r.cards = card_entries(compiled, counts, "id", evidence)
         unsupported: dict[str, int] = {}
         for i in np.flatnonzero(res.status == UNSUPPORTED).tolist():
             if db is None:
@@ -65,4 +67,5 @@ def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, p
         unsupported_entries(r, unsupported)
         for i in np.flatnonzero(table.invalid_mask()).tolist():
             r.problems.append(unreadable_line(table.problems[i]))
+        r.problems.extend(conflicts(compiled, [c for c, k in counts.items() if k]))
         yield finish(r)

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ...textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
-from ..render import (GPU_SPECIAL, NO_DESCRIPTION, NO_ID, ambiguous, card_entries, duplicate_id, editions, finish,
-                      unsupported_entries)
+from ..render import (GPU_SPECIAL, NO_DESCRIPTION, NO_ID, ambiguous, card_entries, conflicts, duplicate_id, editions,
+                      finish, unsupported_entries)
 from ..results.columns import PASSTHROUGH
 from ..results.listing import ReportBatch, SharedOutcome
 from ..results.reports import ServerReport, passthrough
@@ -224,6 +224,7 @@ class TextAuditor:
                 r.problems.append(ambiguous(words, e.name))
         r.cards = card_entries(self.compiled, per_card, "text",
                                {c: "; ".join(t) for c, t in evidence.items()})
+        r.problems.extend(conflicts(self.compiled, [c for c, k in per_card.items() if k]))
         unsupported_entries(r, unsupported)
         if gpu_special:
             r.problems.append(GPU_SPECIAL)

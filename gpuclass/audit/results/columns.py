@@ -8,7 +8,8 @@
   two sentences (``cards`` and ``reason``: the counts are columns there);
 - :func:`table_columns`: the per-server table of a device audit (``audit_table().table``,
   ``gpuclass.dask.audit``), with the same ``cards.<card id>`` columns and ``row`` counted
-  from 1 as in every report.
+  from 1 as in every report; its ``problems`` are the rows' own, its ``conflicts`` those of
+  the cards it holds together (a report's problems are both).
 
 >>> flat_columns(["gtx-1080"])[9:]
 ('reason', 'problems', 'rows', 'cards.gtx-1080', 'cpu', 'price', 'datacenter', 'hourly_price')
@@ -68,4 +69,4 @@ def int32_columns(card_ids: Sequence[str]) -> list[str]:
 
 def table_columns(card_ids: Sequence[str]) -> list[str]:
     """The columns of a device audit's per-server table, in order."""
-    return ["server", "gpu_capable", *int32_columns(card_ids), "rows", "row", "problems"]
+    return ["server", "gpu_capable", *int32_columns(card_ids), "rows", "row", "problems", "conflicts"]

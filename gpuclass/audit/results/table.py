@@ -26,7 +26,8 @@ import numpy as np
 
 from ... import constants as C
 from ..pool import pooled_empty
-from ..render import NO_SERVER, card_entries, finish, problem, rule_evidence, unsupported_entries, unsupported_entry
+from ..render import (NO_SERVER, card_entries, device_conflicts, finish, problem, rule_evidence, unsupported_entries,
+                      unsupported_entry)
 from .columns import PASSTHROUGH, card_column, flat_columns, int32_columns, typed_schema
 from .reports import AuditSummary, ServerReport
 
@@ -38,12 +39,14 @@ class AuditTable:
 
     def __init__(self, table: Any, compiled: Any, problems: dict[int, list[tuple[int | None, str]]],
                  unsupported_group: np.ndarray, unsupported_ids: np.ndarray, source: str,
-                 db: Any = None, block: np.ndarray | None = None) -> None:
+                 db: Any = None, block: np.ndarray | None = None,
+                 conflicts: dict[int, list[str]] | None = None) -> None:
         self.table = table
         self.compiled = compiled
         self.source = source
         self._block = block
         self._problems = problems   # server: [(row (0-based) or None, text)], in row order
+        self._conflicts = {} if conflicts is None else conflicts  # server: its cards' conflicts
         if len(unsupported_group) > 1 and (unsupported_group[1:] < unsupported_group[:-1]).any():
             order = np.argsort(unsupported_group, kind="stable")
             unsupported_group, unsupported_ids = unsupported_group[order], unsupported_ids[order]
@@ -80,8 +83,10 @@ class AuditTable:
         columns["rows"] = pa.array(runs.rows.astype(np.int64, copy=False))
         columns["row"] = pa.array(np.add(runs.first, 1, dtype=np.int64))
         columns["problems"] = _problem_column({g: [problem(r, t) for r, t in p] for g, p in problems.items()}, n)
+        found = device_conflicts(compiled, runs.counts)
+        columns["conflicts"] = _problem_column(found, n)
         return cls(pa.table(columns), compiled, problems, runs.unsupported_run, runs.unsupported_ids, source,
-                   db, block)
+                   db, block, found)
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -115,10 +120,19 @@ class AuditTable:
         view.flags.writeable = False
         return view
 
-    def problem_lists(self, offset: int = 0) -> dict[int, list[str]]:
+    def problem_lists(self, offset: int = 0, conflicts: bool = True) -> dict[int, list[str]]:
         """Each flagged server's problems (by its row in :attr:`table`), row numbers counted
-        from ``offset`` (a partition's first row in the whole table)."""
-        return {g: [problem(r, t, offset) for r, t in p] for g, p in self._problems.items()}
+        from ``offset`` (a partition's first row in the whole table): its rows' own, then
+        (``conflicts``) those of the cards it holds together."""
+        out = {g: [problem(r, t, offset) for r, t in p] for g, p in self._problems.items()}
+        if conflicts:
+            for g, texts in self._conflicts.items():
+                out.setdefault(g, []).extend(texts)
+        return out
+
+    def conflict_lists(self) -> dict[int, list[str]]:
+        """The conflicts of each server whose cards cannot be provisioned together."""
+        return {g: list(c) for g, c in self._conflicts.items()}
 
     def problems_by_server(self) -> dict[int, list[str]]:
         """The problems of each server that has any, by its row in :attr:`table`."""
@@ -186,7 +200,7 @@ class AuditTable:
         uns = t.column("unsupported_gpus").to_numpy()
         summary.add_counts(t.num_rows, total("rows"), int((t.column("supported_cards").to_numpy() > 0).sum()),
                            total("supported_cards"), total("slices"), int(uns.sum()), int((uns > 0).sum()),
-                           len(self._problems),
+                           len(self._problems.keys() | self._conflicts.keys()),
                            [(cid, total(card_column(cid))) for cid in self.compiled.card_ids])
 
     def summary(self) -> AuditSummary:
@@ -225,7 +239,8 @@ class AuditTable:
                      "unsupported": texts["unsupported"], "unsupported_gpus": t.column("unsupported_gpus")})
         if sentences:
             cols["reason"] = texts["reason"]
-        cols.update({"problems": pc.fill_null(t.column("problems"), ""), "rows": t.column("rows")})
+        cols.update({"problems": pc.fill_null(_problem_column(self.problem_lists(), n), ""),
+                     "rows": t.column("rows")})
         for cid in ids:
             cols[card_column(cid)] = t.column(card_column(cid))
         for k in PASSTHROUGH:

@@ -180,14 +180,36 @@ def test_the_class_digit_rule(core, cells, want):
          if (ids.cell_parts(c, 4)[0] if isinstance(c, str) else int(c > 0xFFFF) * 2) == ids.CELL_OK]
 
 
-@settings(max_examples=300, deadline=None)
-@given(value=st.integers(0, 0xFFFFFF), digits=st.sampled_from([-1, 1, 2, 3, 4, 5, 6]))
-def test_class_value_is_what_the_row_pass_does(value, digits):
-    """The class rule's Python form, as ``audit_rows`` applies it (the twin calls it; the
-    compiled row pass is held to the twin by test_audit_kernels)."""
-    got = ids.class_value(value, digits)
-    short = value <= 0xFFFF if digits == -1 else digits <= 4
-    assert got == (value << 8 if short else value)
+@SETTINGS
+@given(cells=st.lists(st.tuples(st.integers(0, 0xFFFFFF), st.sampled_from([-1, 1, 2, 3, 4, 5, 6])), max_size=50),
+       dictionary=st.booleans())
+def test_both_cores_apply_the_class_rule_as_class_value_says(core, cells, dictionary):
+    """A class cell written with ``digits`` digits (zero-padded; -1: an integer cell) reads
+    as :func:`gpuclass.ids.class_value` of its value, in text, integer and dictionary columns."""
+    cells = [(v % (16 ** d), d) if d > 0 else (v, d) for v, d in cells]
+    texts = pa.array([f"{v:0{d}x}" for v, d in cells if d > 0], pa.string())
+    ints = pa.array([v for v, d in cells if d < 0], pa.int64())
+    for arr, group in ((texts, [c for c in cells if c[1] > 0]), (ints, [c for c in cells if c[1] < 0])):
+        if dictionary:
+            arr = arr.dictionary_encode()
+        state, value = core.parse_id_cells(A.column_of(arr, "class"), "class")
+        assert (state == ids.CELL_OK).all()
+        assert value.tolist() == [ids.class_value(v, d) for v, d in group]
+
+
+@SETTINGS
+@given(servers=st.lists(st.one_of(st.none(), st.text(st.sampled_from(SPACES + NEAR[:4] + ["a"]), max_size=4)),
+                        max_size=40))
+def test_a_server_of_whitespace_names_no_server_in_both_cores(core, servers):
+    """Server keys take the same whitespace rule: a cell of only ``str.isspace`` characters
+    (or none) names no server, and is a run of its own."""
+    n = len(servers)
+    cols = [pa.array(servers, pa.string())] + [pa.array(["10de"] * n)] * 5
+    runs = core.audit_rows(compile_policy().tables, [A.column_of(c, "x") for c in cols], 7)
+    nameless = [s is None or s.strip() == "" for s in servers]
+    starts = runs.starts[:-1].tolist()
+    assert runs.nameless.tolist() == [nameless[i] for i in starts]
+    assert all(i in starts and i + 1 in runs.starts.tolist() for i in range(n) if nameless[i])
 
 
 @SETTINGS

@@ -58,11 +58,14 @@ extensions = [
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     ),
-    # the auction feed's record scanner: no numpy (the listing path starts without it)
+    # the auction feed's record scanner: no numpy (the listing path starts without it); of
+    # the core's C only the hex digit table
     Extension(
         "gpuclass._feed",
         ["gpuclass/_feed.pyx"],
-        depends=["gpuclass/_feed_syntax.pxi"],
+        include_dirs=[os.path.join(NATIVE, "include")],
+        depends=["gpuclass/_feed_syntax.pxi", "gpuclass/_feed_csv.pxi",
+                 os.path.join(NATIVE, "include", "gpuclass_hex.h")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     ),

@@ -58,6 +58,9 @@ def match_devices(
     bus: npt.ArrayLike | None = None,
     slot: npt.ArrayLike | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int16], npt.NDArray[np.uint16]]: ...
+
+# -- the rollup (_native/rollup.pxi; twin: _native/rollup_py.py) ------------------------
+
 def rollup(
     status: npt.ArrayLike,
     card: npt.ArrayLike,
@@ -66,6 +69,12 @@ def rollup(
     n_groups: int = 1,
     n_cards: int | None = None,
 ) -> npt.NDArray[np.int32] | tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+def merge_runs(
+    group: npt.ArrayLike,
+    totals: npt.ArrayLike,
+    counts: npt.ArrayLike,
+    n_groups: int,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
 
 # -- device tables (_native/audit.pxi; twin: _native/audit_py.py) -----------------------
 
@@ -74,12 +83,10 @@ def audit_rows(
     columns: Sequence[Column],  # server, vendor, device, class, subvendor, subdevice
     n_cards: int,
 ) -> AuditRuns: ...
-def merge_runs(
-    group: npt.ArrayLike,
-    totals: npt.ArrayLike,
-    counts: npt.ArrayLike,
-    n_groups: int,
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+def parse_id_cells(
+    column: Column,
+    field: str,  # one of contract.audit.FIELDS: vendor, device, class, subvendor, subdevice
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32]]: ...  # (CELL_* state, value)
 def key_hashes(column: Column, seed: int) -> npt.NDArray[np.uint64]: ...
 
 class KeySet:

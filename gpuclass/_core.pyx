@@ -1,10 +1,11 @@
 # The native core: an include list over the kernels of gpuclass/_native/, one
-# stem per kernel pair (X.pxi here, X_py.py the twin, contract/X.py shared).
+# stem per kernel pair (X.pxi here, X_py.py the twin, contract/X.py shared).  A kernel
+# that needs another's cdef code includes it itself (tests/test_layout.py checks).
 # The C they call lives in gpuclass/_native/include/*.h, declared in
 # gpuclass/_native/kernels.pxd.  Compiler directives are set in one place,
 # setup.py (GPUCLASS_CYTHON_DEBUG=1 turns bounds and wraparound checks back on).
 """The native core: pci.ids tokenizer, hashed key lookups, the matcher and rollup, sysfs reading,
-and device tables audited from their columns.
+and device tables audited from their columns (and their hex cells parsed).
 
 Its pure-Python twin is ``gpuclass._native.twin``; both expose the same names
 with the same signatures, results and exception types.
@@ -30,6 +31,6 @@ IS_COMPILED = True
 
 include "_native/pciids.pxi"
 include "_native/keyindex.pxi"
-include "_native/match.pxi"
+include "_native/rollup.pxi"
 include "_native/sysfs.pxi"
-include "_native/audit.pxi"
+include "_native/audit.pxi"  # and the matcher (match.pxi), which audit.pxi includes: it classifies with it

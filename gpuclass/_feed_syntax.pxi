@@ -20,8 +20,14 @@ cdef inline Py_ssize_t skip_ws(const uchar_t* t, Py_ssize_t n, Py_ssize_t i) nog
     return i
 
 
+# The one table of hex digits (gpuclass/_native/include/gpuclass_hex.h); a backslash-u escape's
+# grammar is JSON's own: exactly four digits.
+cdef extern from "gpuclass_hex.h":
+    int gpuclass_hex_digit(unsigned int c) nogil
+
+
 cdef inline bint is_hex(Py_UCS4 c) nogil:
-    return (0x30 <= c <= 0x39) or (0x41 <= c <= 0x46) or (0x61 <= c <= 0x66)
+    return gpuclass_hex_digit(c) >= 0
 
 
 # Eight one-byte code units at a time: whether any of them is a quote, a backslash or a

@@ -4,19 +4,33 @@ Every source of IDs (policy files, the command line, lspci dumps, modalias
 strings, audit tables, sysfs entry names) reads them here, so "what is a hex
 ID" and "what is a PCI address" have one answer.
 
-- :func:`parse_id`: one ID of at most ``bits/4`` hex digits, an optional ``0x``;
-  anything else is an :class:`~gpuclass.errors.InputError` naming the field.
-- :func:`parse_address`: ``[domain:]bus:slot.function`` (the domain 4 to 8 digits).
-- :func:`id_column`: a column of cells (strings, integers, empty) at once.
-- :func:`hex_matrix`: fixed-width hex digits of many equal-length strings at once.
+- :func:`cell_parts`: the hex-cell grammar, the one rule every reader of a written ID
+  follows (the compiled core's cell parser is held equal to it by
+  ``tests/native/test_cell_grammar.py``):
 
+  1. leading and trailing whitespace is stripped, whitespace as :meth:`str.isspace`
+     defines it (ASCII blanks and 0x1c-0x1f, U+0085, U+00A0, U+1680, U+2000-U+200A,
+     U+2028, U+2029, U+202F, U+205F, U+3000); nothing left: the cell is missing;
+  2. then one optional ``[ ]`` pair around the rest (lspci's ``[10de]``);
+  3. then an optional ``0x`` or ``0X``;
+  4. then 1 to ``maxdigits`` ASCII hex digits, and nothing else.
+
+  Bytes are read as UTF-8; a byte that is not part of UTF-8 is simply not a digit
+  (nor whitespace).
+- :func:`class_value`: a class cell of up to 4 digits (or an integer up to 0xFFFF) is
+  base class and subclass, shifted left 8; 6 digits include the prog-if.
+- :func:`parse_id`: one ID of at most ``bits/4`` hex digits; anything else is an
+  :class:`~gpuclass.errors.InputError` naming the field.
+- :func:`parse_address`: ``[domain:]bus:slot.function`` (the domain 4 to 8 digits).
+- :func:`hex_matrix`: fixed-width hex digits of many equal-length strings at once
+  (lspci's fixed columns: a file format of its own, not the cell grammar).
+
+>>> cell_parts("\\u00a0[0x10DE] ", 4), cell_parts("  ", 4), cell_parts("10de1", 4)
+((0, 4318, 4), (1, 0, 0), (2, 0, 0))
 >>> parse_id("10DE", "vendor"), parse_id("0x27b0", "device"), parse_id("3", "class", bits=24)
 (4318, 10160, 3)
 >>> parse_address("0000:e1:00.0"), parse_address("e1:00.7"), parse_address("e1:20.0")
 ((0, 225, 0, 0), (0, 225, 0, 7), None)
->>> values, present, bad = id_column(["10de", "0x1B80", "", "zz", 7], 16)
->>> values.tolist(), present.tolist(), bad.tolist()
-([4318, 7040, 0, 0, 7], [True, True, False, True, True], [False, False, False, True, False])
 """
 
 from __future__ import annotations
@@ -34,29 +48,65 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-__all__ = ["HEX_DIGITS", "parse_id", "id_value", "parse_address", "ADDRESS_PATTERN",
-           "id_column", "hex_matrix", "ascii_matrix", "format_address"]
+__all__ = ["HEX_DIGITS", "CELL_OK", "CELL_MISSING", "CELL_BAD", "cell_parts", "class_value",
+           "parse_id", "id_value", "parse_address", "ADDRESS_PATTERN", "hex_matrix",
+           "ascii_matrix", "format_address"]
 
 HEX_DIGITS = "0123456789abcdefABCDEF"
 _HEX_SET = frozenset(HEX_DIGITS)
+
+# A cell's state (the kernels' GPUCLASS_CELL_* in gpuclass_codes.h, tested equal).
+CELL_OK, CELL_MISSING, CELL_BAD = 0, 1, 2
 
 # [domain:]bus:slot.function; slot 00-1f, function 0-7.  Bounded repeats: linear.
 ADDRESS_PATTERN = r"(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([01][0-9a-fA-F])\.([0-7])"
 _ADDRESS = re.compile(ADDRESS_PATTERN)
 
 
-def id_value(text: str, bits: int = 16) -> int | None:
-    """The value of one hex ID (optional ``0x``, at most ``bits/4`` digits), or None.
+def cell_parts(text: str | bytes, maxdigits: int) -> tuple[int, int, int]:
+    """``(CELL_*, value, digits)`` of one written hex cell: the grammar above.
 
-    >>> id_value("0x10de"), id_value("10dex"), id_value("12345")
-    (4318, None, None)
+    ``value`` and ``digits`` are 0 unless the cell is ``CELL_OK``.  ``bytes`` are read as
+    UTF-8, each byte that is not part of it as a character that is neither whitespace nor
+    a digit.
+
+    >>> cell_parts(b"\\xe3\\x80\\x80 27b0\\t", 4), cell_parts("[ 10de]", 4), cell_parts("0x", 4)
+    ((0, 10160, 4), (2, 0, 0), (2, 0, 0))
     """
-    s = text.strip()
+    if not isinstance(text, str):
+        text = bytes(text).decode("utf-8", "surrogateescape")
+    s = text.strip()  # str.isspace's whitespace, the rule's step 1
+    if not s:
+        return CELL_MISSING, 0, 0
+    if len(s) >= 2 and s[0] == "[" and s[-1] == "]":
+        s = s[1:-1]
     if s[:2] in ("0x", "0X"):
         s = s[2:]
-    if not s or len(s) > bits // 4 or not _HEX_SET.issuperset(s):
-        return None
-    return int(s, 16)
+    # ASCII digits only (int() alone would take other scripts' digits and underscores)
+    if not 0 < len(s) <= maxdigits or not _HEX_SET.issuperset(s):
+        return CELL_BAD, 0, 0
+    return CELL_OK, int(s, 16), len(s)
+
+
+def class_value(value: int, digits: int) -> int:
+    """The 24-bit class of a good class cell: up to 4 digits (or, ``digits`` -1, an integer
+    cell up to 0xFFFF) are base class and subclass, so they move up past the prog-if.
+
+    >>> hex(class_value(0x0300, 4)), hex(class_value(0x030000, 6)), hex(class_value(0x0302, -1))
+    ('0x30000', '0x30000', '0x30200')
+    """
+    short = value <= 0xFFFF if digits < 0 else digits <= 4
+    return value << 8 if short else value
+
+
+def id_value(text: str, bits: int = 16) -> int | None:
+    """The value of one hex ID (the cell grammar, at most ``bits/4`` digits), or None.
+
+    >>> id_value("0x10de"), id_value(" [10de] "), id_value("10dex"), id_value("12345")
+    (4318, 4318, None, None)
+    """
+    state, value, _ = cell_parts(text, bits // 4)
+    return value if state == CELL_OK else None
 
 
 def parse_id(text: Any, what: str = "ID", bits: int = 16) -> int:
@@ -147,69 +197,3 @@ def hex_matrix(chars: np.ndarray) -> np.ndarray | None:
         out <<= 4
         out |= digits[:, k]
     return out
-
-
-def _blank(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and v != v) or (isinstance(v, str) and not v.strip())
-
-
-def id_column(values: Sequence[Any], bits: int,
-              ndigits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A column of ID cells as ``(value int64, present bool, bad bool)``.
-
-    Cells are hex strings (``10de``, ``0x10DE``, lspci's ``[10de]``), integers or
-    empty (``None``, NaN, blank: not present).  ``ndigits``, when given, receives
-    each string cell's number of digits (a class written with 4 or 6 digits).
-    Integer columns pass straight through; short string columns are decoded
-    with numpy, anything else cell by cell.
-    """
-    import numpy as np
-
-    n = len(values)
-    out = np.zeros(n, dtype=np.int64)
-    present = np.ones(n, dtype=bool)
-    bad = np.zeros(n, dtype=bool)
-    width = bits // 4
-    if n == 0:
-        return out, present, bad
-    arr = values if isinstance(values, np.ndarray) else np.asarray(values)
-    if arr.dtype.kind in "iu":
-        out[:] = arr
-        bad[:] = (arr < 0) | (arr >= (1 << bits))
-        out[bad] = 0
-        return out, present, bad
-    slow = np.ones(n, dtype=bool)
-    if arr.dtype.kind == "U" and arr.dtype.itemsize // 4 <= width:
-        codes = arr.view(np.uint32).reshape(n, -1)
-        pad = codes == 0
-        digits = _lut()[np.minimum(codes, 255)].astype(np.int64)  # non-ASCII: 0xFF too
-        # strings are left-aligned: a row is good when every unpadded byte is a digit
-        ok = ((digits != 0xFF) | pad).all(axis=1) & ~pad[:, 0]
-        acc = np.zeros(n, dtype=np.int64)
-        for k in range(codes.shape[1]):
-            acc = np.where(pad[:, k], acc, acc * 16 + np.where(digits[:, k] == 0xFF, 0, digits[:, k]))
-        out[ok] = acc[ok]
-        if ndigits is not None:
-            ndigits[:] = (~pad).sum(axis=1)
-        slow = ~ok
-    for i in np.flatnonzero(slow).tolist():
-        v = values[i]
-        if _blank(v):
-            present[i] = False
-            continue
-        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-            x: int | None = int(v)
-            if not 0 <= x < (1 << bits):
-                x = None
-        else:
-            s = str(v).strip()
-            if s.startswith("[") and s.endswith("]"):  # lspci's "[10de]"
-                s = s[1:-1]
-            x = id_value(s, bits)
-            if x is not None and ndigits is not None:
-                ndigits[i] = len(s) - (2 if s[:2] in ("0x", "0X") else 0)
-        if x is None:
-            bad[i] = True
-        else:
-            out[i] = x
-    return out, present, bad

@@ -5,17 +5,22 @@
 - nothing outside ``gpuclass._native`` imports the inside of a kernel pair;
 - no private name (``_x``) is imported from another package;
 - each layer imports only the layers below it (ARCHITECTURE.md);
-- no module over 500 lines.
+- no module over 500 lines, and no C header, Cython module or include file either;
+- a Cython include file uses another's cdef code only where it includes that file itself.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import re
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "gpuclass"
+# the source tree: beside the tests, or where tools/sanitize.sh copied it (it runs the suite
+# from a copy without gpuclass/)
+PACKAGE = Path(os.environ.get("GPUCLASS_SOURCE_TREE") or Path(__file__).resolve().parents[1]) / "gpuclass"
 MAX_LINES = 500
 
 
@@ -139,6 +144,78 @@ def test_no_private_name_crosses_a_package():
 def test_no_module_is_a_room_that_does_too_much(module):
     lines = MODULES[module][0].read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_LINES, f"{module}: {lines} lines"
+
+
+NATIVE_SOURCES = sorted(p for ext in ("*.h", "*.pyx", "*.pxi", "*.pxd") for p in PACKAGE.rglob(ext))
+
+
+def test_the_native_sources_are_found():
+    names = {p.name for p in NATIVE_SOURCES}
+    assert {"_core.pyx", "_feed.pyx", "audit.pxi", "gpuclass_cell.h", "kernels.pxd"} <= names
+
+
+@pytest.mark.parametrize("path", NATIVE_SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_native_source_does_too_much(path):
+    """C headers, Cython modules and their include files: the same limit as modules."""
+    lines = path.read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE)}: {lines} lines"
+
+
+def _cython_code(path: Path) -> str:
+    """A Cython file without its comments, docstrings and C verbatim blocks."""
+    text = re.sub(r'"""(?:.|\n)*?"""', '""', path.read_text(encoding="utf-8"))
+    return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+
+
+_DEFINES = re.compile(r"^(?:cdef|cpdef)\s+(?:(?:inline|public|api|class|struct|enum|union|const)\s+)*"
+                      r"(?:[\w.]+[\s*]+)*?(\w+)\s*[(:]|^def\s+(\w+)|^(\w+)\s*=|^cdef\s+[\w.*\s]+?\s\*?(\w+)\s*$",
+                      re.M)
+_ENUM_ITEMS = re.compile(r"^cdef\s+enum\s*\w*\s*:\s*\n((?:[ \t]+\w+.*\n?)+)", re.M)
+
+
+def _top_level_names(code: str) -> set[str]:
+    """What a Cython file defines at its top (functions, classes, structs, enums and their
+    items, globals); not what it imports."""
+    names = {n for m in _DEFINES.finditer(code) for n in m.groups() if n}
+    for block in _ENUM_ITEMS.finditer(code):
+        names |= {line.split()[0] for line in block.group(1).splitlines() if line.strip()}
+    return names - {"enum", "struct", "union", "class", "inline"}
+
+
+def _includes(path: Path) -> list[Path]:
+    return [path.parent / m.group(1) for m in re.finditer(r'^include\s+"([^"]+)"', _cython_code(path), re.M)]
+
+
+CYTHON_PARTS = sorted(PACKAGE.rglob("*.pxi"))
+
+
+@pytest.mark.parametrize("pxi", CYTHON_PARTS, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_an_include_file_declares_the_kernels_it_needs(pxi):
+    """A .pxi may use what it defines, what the files it includes (transitively) define,
+    and what its extension module's .pyx defines at its top; what another .pxi beside it
+    defines only by including that file (today's order of includes in _core.pyx is no
+    declaration)."""
+    reach, todo = set(), [pxi]
+    while todo:
+        p = todo.pop()
+        if p not in reach:
+            reach.add(p)
+            todo += _includes(p)
+    others = {p: _top_level_names(_cython_code(p)) for p in CYTHON_PARTS
+              if p not in reach and p.parent == pxi.parent}  # the same extension's
+    allowed = set().union(*(_top_level_names(_cython_code(p)) for p in reach))
+    words = set(re.findall(r"\b\w+\b", _cython_code(pxi)))
+    borrowed = {(p.name, n) for p, names in others.items() for n in (names & words) - allowed}
+    assert not borrowed, f"{pxi.name} uses what it does not include: {sorted(borrowed)}"
+
+
+def test_the_audit_kernel_includes_the_matcher():
+    """The check above sees real uses: the audit kernel classifies with the matcher's
+    context, and says so by including it."""
+    audit = PACKAGE / "_native" / "audit.pxi"
+    assert PACKAGE / "_native" / "match.pxi" in _includes(audit)
+    assert {"fill_ctx", "layout_for"} <= _top_level_names(_cython_code(PACKAGE / "_native" / "match.pxi"))
+    assert "fill_ctx" in re.findall(r"\b\w+\b", _cython_code(audit))
 
 
 # ARCHITECTURE.md's floors, lowest first; a module's floor is that of its longest prefix.

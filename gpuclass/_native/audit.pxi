@@ -2,14 +2,22 @@
 # audit_py.py; contract: contract/audit.py, which makes the columns and checks them).
 #
 # One nogil pass over the rows, a chunk at a time (include/gpuclass_audit.h): the hex
-# cells are parsed straight from the Arrow string buffers, each chunk is classified by
-# the matcher's kernel, and its rows are added to their run's totals.  Only the runs,
-# the rows with a problem and the unsupported GPUs' rows come back.
+# cells are parsed straight from the Arrow string buffers (include/gpuclass_cell.h), each
+# chunk is classified by the matcher's kernel, and its rows are added to their run's
+# totals (include/gpuclass_rollup.h).  Only the runs, the rows with a problem and the
+# unsupported GPUs' rows come back.  parse_id_cells gives the cell parser alone, for
+# Python's numpy paths; key_hashes and KeySet tell server keys met before.
 
 from cpython.pycapsule cimport PyCapsule_Destructor, PyCapsule_GetPointer, PyCapsule_New
-from libc.stdlib cimport realloc
+from libc.stdlib cimport free, realloc
+from libc.string cimport memset
 
+from gpuclass._native.arrays cimport data_or_null
 from gpuclass._native.contract import audit as _AU
+from gpuclass._native.contract import match as _MS
+
+# the matcher (fill_ctx: its context for a policy's tables), which audit_rows classifies with
+include "match.pxi"
 
 
 cdef void fill_col(AuditCol* out, object c, AuditCol* entries):
@@ -117,25 +125,26 @@ def audit_rows(tables, columns, n_cards):
                          nameless)
 
 
-def merge_runs(group, totals, counts, n_groups):
-    """Combine runs into ``n_groups`` groups (``group``: each run's, runs in row order) with
-    the rollup's rules; returns ``(totals, counts)`` per group."""
-    g, t, c, ng, nc = _AU.prepare_merge_args(group, totals, counts, n_groups)
-    out = np.empty((ng, ROLLUP_COLUMNS), dtype=np.int32)
-    out_counts = np.empty((ng, nc), dtype=np.int32)
-    cdef int64_t n_runs = g.shape[0], c_ng = ng
-    cdef int c_nc = nc
-    cdef const int64_t* p_g = <const int64_t*> data_or_null(g)
-    cdef const int32_t* p_t = <const int32_t*> data_or_null(t)
-    cdef const int32_t* p_c = <const int32_t*> data_or_null(c)
-    cdef int32_t* p_out = <int32_t*> data_or_null(out)
-    cdef int32_t* p_oc = <int32_t*> data_or_null(out_counts)
-    cdef int64_t bad
-    with nogil:
-        bad = gpuclass_merge_runs(n_runs, p_g, p_t, p_c, c_nc, c_ng, p_out, p_oc)
-    if bad >= 0:
-        raise _AU.merge_overflow_error(bad)
-    return out, out_counts
+def parse_id_cells(column, field):
+    """Each cell of one ID column parsed as ``audit_rows`` parses it: ``(state uint8,
+    value uint32)``, the state a ``CELL_*`` code, the value 0 unless the cell is good;
+    ``field`` one of the contract's ``FIELDS`` (its digits, and for ``"class"`` the
+    class-digit rule: 4 digits are base class and subclass)."""
+    c, n_, maxdigits, is_class = _AU.prepare_cells_args(column, field)
+    state = np.empty(n_, dtype=np.uint8)
+    value = np.empty(n_, dtype=np.uint32)
+    cdef AuditCol col, entries
+    fill_col(&col, c, &entries)
+    cdef int64_t n = n_
+    cdef int md = maxdigits, cls = is_class, rc = 0
+    cdef uint8_t* p_st = <uint8_t*> data_or_null(state)
+    cdef uint32_t* p_val = <uint32_t*> data_or_null(value)
+    if n:
+        with nogil:
+            rc = gpuclass_parse_cells(&col, n, md, cls, p_st, p_val)
+    if rc:
+        raise MemoryError("parse_id_cells: no memory for the dictionary's entries")
+    return state, value
 
 
 def key_hashes(column, seed):

@@ -1,8 +1,9 @@
 """Pure-Python twin of the audit kernel (``audit.pxi``): a device table's rows, cell by cell.
 
-Every cell goes through the contract's ``cell_value``, the rows through the
-matcher's and the rollup's twins; the runs, problems and unsupported rows come out
-as the compiled kernel gives them.
+Every cell goes through the contract's ``cell_value`` (the grammar of
+:func:`gpuclass.ids.cell_parts`) and a class cell through :func:`gpuclass.ids.class_value`,
+the rows through the matcher's and the rollup's twins; the runs, problems and
+unsupported rows come out as the compiled kernel gives them.
 
 >>> import pyarrow as pa
 >>> from gpuclass._native.contract.audit import column_of
@@ -19,11 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import constants as C
+from ..ids import class_value
 from .contract import audit as _AU
 from .contract import match as _MS
-from .match_py import match_devices, rollup
+from .match_py import match_devices
+from .rollup_py import rollup
 
-__all__ = ["audit_rows", "merge_runs", "key_hashes", "KeySet"]
+__all__ = ["audit_rows", "parse_id_cells", "key_hashes", "KeySet"]
 
 
 def _same_server(c: _AU.Column, i: int, j: int) -> bool:
@@ -46,9 +49,8 @@ def audit_rows(tables, columns, n_cards):
     for i in range(n):
         cells = [_AU.cell_value(cols[f + 1], i, _AU.WIDTHS[f]) for f in range(5)]
         st = [c[0] for c in cells]
-        value, digits = cells[2][1], cells[2][2]
-        if st[2] == _AU.CELL_OK and (value <= 0xFFFF if digits == -1 else digits <= 4):
-            cells[2] = (st[2], value << 8, digits)  # base class and subclass
+        if st[2] == _AU.CELL_OK:
+            cells[2] = (st[2], class_value(cells[2][1], cells[2][2]), cells[2][2])
         code = next((f * 4 + st[f] for f in range(3) if st[f] != _AU.CELL_OK), 0)
         code = code or next((f * 4 + _AU.CELL_BAD for f in (3, 4) if st[f] == _AU.CELL_BAD), 0)
         if not code and (st[3] == _AU.CELL_OK) != (st[4] == _AU.CELL_OK):
@@ -78,28 +80,16 @@ def audit_rows(tables, columns, n_cards):
                          np.array([_AU.nameless(cols[0], i) for i in starts], dtype=bool))
 
 
-def merge_runs(group, totals, counts, n_groups):
-    """Combine runs into groups with the rollup's rules (see the compiled core)."""
-    g, t, c, ng, nc = _AU.prepare_merge_args(group, totals, counts, n_groups)
-    out = [[0, 0, 0, 0, 0, 0, -1, 0] for _ in range(ng)]
-    out_counts = [[0] * nc for _ in range(ng)]
-    for r, (grp, row_t, row_c) in enumerate(zip(g.tolist(), t.tolist(), c.tolist())):
-        row = out[grp]
-        if row[C.R_SLICES] + row_t[C.R_SLICES] > 0x7FFFFFFF:
-            raise _AU.merge_overflow_error(r)
-        for col in range(C.ROLLUP_COLUMNS):
-            if col not in (C.R_MODEL, C.R_MIXED):
-                row[col] += row_t[col]
-        if row[C.R_MODEL] == -1:
-            row[C.R_MODEL] = row_t[C.R_MODEL]
-        elif row_t[C.R_MODEL] != -1 and row_t[C.R_MODEL] != row[C.R_MODEL]:
-            row[C.R_MIXED] |= C.MIXED_MODELS
-        row[C.R_MIXED] |= row_t[C.R_MIXED] & C.MIXED_MODELS
-        if row[C.R_CARDS] > 0 and row[C.R_UNSUPPORTED] > 0:
-            row[C.R_MIXED] |= C.MIXED_UNSUPPORTED
-        out_counts[grp] = [a + b for a, b in zip(out_counts[grp], row_c)]
-    return (np.array(out, dtype=np.int32).reshape(ng, C.ROLLUP_COLUMNS),
-            np.array(out_counts, dtype=np.int32).reshape(ng, nc))
+def parse_id_cells(column, field):
+    """Each cell of one ID column as ``audit_rows`` parses it (see the compiled core)."""
+    c, n, maxdigits, is_class = _AU.prepare_cells_args(column, field)
+    state = np.zeros(n, dtype=np.uint8)
+    value = np.zeros(n, dtype=np.uint32)
+    for i in range(n):
+        st, v, digits = _AU.cell_value(c, i, maxdigits)
+        state[i] = st
+        value[i] = class_value(v, digits) if is_class and st == _AU.CELL_OK else v
+    return state, value
 
 
 def key_hashes(column, seed):

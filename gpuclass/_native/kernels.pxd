@@ -6,8 +6,11 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
 
 
 cdef extern from "gpuclass_common.h":
-    const signed char* gpuclass_hex
     void GPUCLASS_PREFETCH(const void* p) noexcept nogil
+
+
+cdef extern from "gpuclass_hex.h":
+    const signed char* gpuclass_hex
 
 
 cdef extern from "gpuclass_codes.h":
@@ -104,17 +107,6 @@ cdef extern from "gpuclass_match.h":
     int64_t gpuclass_layout_pairs(const uint16_t* vendor_block, int64_t* used, int32_t* remap) noexcept nogil
     void gpuclass_layout_fill(const uint16_t* vendor_block, const uint16_t* dev_lut, const int64_t* used,
                               const int32_t* remap, int64_t blocks, uint8_t* L) noexcept nogil
-    Py_ssize_t gpuclass_rollup(Py_ssize_t n, const uint8_t* status, const int16_t* card,
-                               const uint16_t* slices, const void* group, int gw, int64_t n_groups,
-                               int32_t* out, int32_t* counts, int n_cards, int* what) noexcept nogil
-    int gpuclass_rollup_add(int32_t* row, int32_t* counts, uint32_t st, int16_t card,
-                            uint16_t slices) noexcept nogil
-    void gpuclass_rollup_clear(int32_t* out, int32_t* counts, int n_cards, int64_t n_groups) noexcept nogil
-    enum:
-        RU_STATUS "GPUCLASS_RU_STATUS"
-        RU_GROUP "GPUCLASS_RU_GROUP"
-        RU_OVERFLOW "GPUCLASS_RU_OVERFLOW"
-        RU_CARD "GPUCLASS_RU_CARD"
     enum:
         L_VB "GPUCLASS_L_VB"
         L_CLASS "GPUCLASS_L_CLASS"
@@ -142,7 +134,21 @@ cdef extern from "gpuclass_sysfs.h":
     int GPUCLASS_SYSFS_C
 
 
-cdef extern from "gpuclass_audit.h":
+cdef extern from "gpuclass_rollup.h":
+    Py_ssize_t gpuclass_rollup(Py_ssize_t n, const uint8_t* status, const int16_t* card,
+                               const uint16_t* slices, const void* group, int gw, int64_t n_groups,
+                               int32_t* out, int32_t* counts, int n_cards, int* what) noexcept nogil
+    int64_t gpuclass_merge_runs(int64_t n_runs, const int64_t* group, const int32_t* totals,
+                                const int32_t* counts, int n_cards, int64_t n_groups, int32_t* out,
+                                int32_t* out_counts) noexcept nogil
+    enum:
+        RU_STATUS "GPUCLASS_RU_STATUS"
+        RU_GROUP "GPUCLASS_RU_GROUP"
+        RU_OVERFLOW "GPUCLASS_RU_OVERFLOW"
+        RU_CARD "GPUCLASS_RU_CARD"
+
+
+cdef extern from "gpuclass_column.h":
     enum:
         COL_ABSENT "GPUCLASS_ABSENT"
         COL_STR32 "GPUCLASS_STR32"
@@ -162,21 +168,14 @@ cdef extern from "gpuclass_audit.h":
         int index_size
         const AuditCol* dictionary
         int64_t dictionary_len
-    ctypedef struct AuditVec "gpuclass_vec":
-        void* p
-        int64_t n
-        int64_t cap
-        size_t item
-    ctypedef struct AuditOut "gpuclass_audit_out":
-        AuditVec starts
-        AuditVec totals
-        AuditVec counts
-        AuditVec problems
-        AuditVec unsupported
-        AuditVec nameless
-    void* gpuclass_vec_push(AuditVec* v) noexcept nogil
-    int gpuclass_audit(const MatchCtx* t, int sub_rules, const AuditCol* cols, int64_t n,
-                       int n_cards, AuditOut* o, int64_t* bad) noexcept nogil
+
+
+cdef extern from "gpuclass_cell.h":
+    int gpuclass_parse_cells(const AuditCol* c, int64_t n, int maxdigits, int is_class, uint8_t* st,
+                             uint32_t* val) noexcept nogil
+
+
+cdef extern from "gpuclass_keys.h":
     ctypedef struct KeySetC "gpuclass_keyset":
         uint64_t* hash
         int64_t* pos
@@ -185,6 +184,24 @@ cdef extern from "gpuclass_audit.h":
     int64_t gpuclass_keyset_add(KeySetC* k, const uint64_t* h, int64_t n, int64_t base, int64_t* found,
                                 int64_t* prior) noexcept nogil
     void gpuclass_key_hashes(const AuditCol* c, int64_t n, uint64_t seed, uint64_t* out) noexcept nogil
-    int64_t gpuclass_merge_runs(int64_t n_runs, const int64_t* group, const int32_t* totals,
-                                const int32_t* counts, int n_cards, int64_t n_groups, int32_t* out,
-                                int32_t* out_counts) noexcept nogil
+
+
+cdef extern from "gpuclass_vec.h":
+    ctypedef struct AuditVec "gpuclass_vec":
+        void* p
+        int64_t n
+        int64_t cap
+        size_t item
+    void* gpuclass_vec_push(AuditVec* v) noexcept nogil
+
+
+cdef extern from "gpuclass_audit.h":
+    ctypedef struct AuditOut "gpuclass_audit_out":
+        AuditVec starts
+        AuditVec totals
+        AuditVec counts
+        AuditVec problems
+        AuditVec unsupported
+        AuditVec nameless
+    int gpuclass_audit(const MatchCtx* t, int sub_rules, const AuditCol* cols, int64_t n,
+                       int n_cards, AuditOut* o, int64_t* bad) noexcept nogil

@@ -1,6 +1,6 @@
-# The allowlist matcher and the rollup, included into gpuclass/_core.pyx (twin:
-# match_py.py; contract: contract/match.py, whose checks both entry points call, so
-# both reject the same inputs with the same errors).
+# The allowlist matcher, included into gpuclass/_core.pyx through audit.pxi, which
+# classifies with it (twin: match_py.py; contract: contract/match.py, whose checks both
+# entry points call, so both reject the same inputs with the same errors).
 #
 # The def entry points check and convert their arguments through the contract,
 # allocate the outputs, and run the C kernels of include/gpuclass_match.h with the
@@ -16,6 +16,7 @@
 
 from zlib import crc32 as zlib_crc32
 
+from gpuclass._native.arrays cimport data_or_null
 from gpuclass._native.contract import match as _MS
 
 
@@ -122,13 +123,6 @@ cdef object layout_for(object t):
 
 
 gpuclass_match_init()
-
-
-cdef inline const void* data_or_null(object arr):
-    # Arrays handed here are contiguous (checked in _matchspec); an empty one has no data.
-    if arr is None or cnp.PyArray_SIZE(<cnp.ndarray> arr) == 0:
-        return NULL
-    return <const void*> cnp.PyArray_DATA(<cnp.ndarray> arr)
 
 
 cdef Py_ssize_t count_gpus(Py_ssize_t n, const uint8_t* status) noexcept nogil:
@@ -278,41 +272,3 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     if rc != 0:
         raise MemoryError("match_devices: no memory for the slot table")
     return status, card, slices
-
-
-
-
-def rollup(status, card, slices, group=None, n_groups=1, n_cards=None):
-    """Per-group totals of a classification as an ``(n_groups, 8)`` int32 matrix.
-
-    Columns (``gpuclass.constants.R_*``): supported cards, slices, unsupported
-    GPUs, companion functions, virtual functions, invalid records, the first
-    supported card's index (-1: none) and the mixed-node bits.  Without
-    ``group`` (int32 or int64) every row belongs to group 0.  With ``n_cards``
-    the result is ``(matrix, counts)``, ``counts`` the ``(n_groups, n_cards)``
-    int32 supported cards of each group by card index.
-    """
-    n_, st, cd, sc, g, ng, nc = _MS.prepare_rollup_args(status, card, slices, group, n_groups, n_cards)
-    cdef Py_ssize_t n = n_
-    cdef int64_t c_ng = ng
-    cdef int c_nc = 0 if nc is None else nc
-    # The kernel writes every row (zeros, and -1 for the model): no np.zeros pass.
-    out = np.empty((ng, ROLLUP_COLUMNS), dtype=np.int32)
-    counts = None if nc is None else np.empty((ng, nc), dtype=np.int32)
-    if ng == 0 and n == 0:
-        return out if counts is None else (out, counts)
-    cdef const uint8_t* p_status = <const uint8_t*> data_or_null(st)
-    cdef const int16_t* p_card = <const int16_t*> data_or_null(cd)
-    cdef const uint16_t* p_slices = <const uint16_t*> data_or_null(sc)
-    cdef const void* p_group = data_or_null(g)
-    cdef int gw = 0 if g is None else g.dtype.itemsize
-    cdef int32_t* p_out = <int32_t*> data_or_null(out)
-    cdef int32_t* p_counts = NULL if counts is None else <int32_t*> cnp.PyArray_DATA(<cnp.ndarray> counts)
-    cdef int what = 0
-    cdef Py_ssize_t bad
-    with nogil:
-        bad = gpuclass_rollup(n, p_status, p_card, p_slices, p_group, gw, c_ng, p_out, p_counts,
-                              c_nc, &what)
-    if bad >= 0:
-        raise _MS.rollup_error(what, st, cd, g, bad, ng, nc)
-    return out if counts is None else (out, counts)

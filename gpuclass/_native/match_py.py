@@ -1,4 +1,4 @@
-"""Pure-Python twin of the matcher kernels (``match.pxi``).
+"""Pure-Python twin of the matcher kernel (``match.pxi``).
 
 A plain row-by-row loop over dicts: the reference the compiled kernels are
 tested against, so it favours being obviously right over being fast.  It takes
@@ -21,7 +21,7 @@ import numpy as np
 from .. import constants as C
 from .contract import match as _MS
 
-__all__ = ["match_devices", "rollup"]
+__all__ = ["match_devices"]
 
 
 def _rule_maps(t: _MS.MatchTables):
@@ -97,45 +97,3 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
                 card[i] = gpu_slots[keys[i]]
     return (np.array(status, dtype=np.uint8), np.array(card, dtype=np.int16),
             np.array(slices, dtype=np.uint16))
-
-
-def rollup(status, card, slices, group=None, n_groups=1, n_cards=None):
-    """Per-group totals as an ``(n_groups, 8)`` int32 matrix, with ``n_cards`` also the
-    per-card counts (see the compiled core)."""
-    n, st, cd, sc, g, ng, nc = _MS.prepare_rollup_args(status, card, slices, group, n_groups, n_cards)
-    out = [[0, 0, 0, 0, 0, 0, -1, 0] for _ in range(ng)]
-    counts = [[0] * (nc or 0) for _ in range(ng)]
-    st_l, cd_l, sc_l = st.tolist(), cd.tolist(), sc.tolist()
-    g_l = g.tolist() if g is not None else [0] * n
-    column = {C.UNSUPPORTED: C.R_UNSUPPORTED, C.COMPANION: C.R_COMPANIONS,
-              C.VIRTUAL_FUNCTION: C.R_VFS, C.INVALID: C.R_INVALID}
-    for base in range(0, n, _MS.ROLLUP_CHUNK):  # checked, then added, a chunk at a time
-        rows = range(base, min(n, base + _MS.ROLLUP_CHUNK))
-        for i in rows:
-            if st_l[i] > C.INVALID:
-                raise _MS.rollup_error(_MS.RU_STATUS, st, cd, g, i, ng, nc)
-            if not 0 <= g_l[i] < ng:
-                raise _MS.rollup_error(_MS.RU_GROUP, st, cd, g, i, ng, nc)
-            if nc is not None and st_l[i] == C.SUPPORTED and not 0 <= cd_l[i] < nc:
-                raise _MS.rollup_error(_MS.RU_CARD, st, cd, g, i, ng, nc)
-        for i in rows:
-            s, row = st_l[i], out[g_l[i]]
-            if s == C.SUPPORTED:
-                if row[C.R_SLICES] + sc_l[i] > 0x7FFFFFFF:
-                    raise _MS.rollup_error(_MS.RU_OVERFLOW, st, cd, g, i, ng, nc)
-                row[C.R_CARDS] += 1
-                row[C.R_SLICES] += sc_l[i]
-                if nc is not None:
-                    counts[g_l[i]][cd_l[i]] += 1
-                if row[C.R_MODEL] == -1:
-                    row[C.R_MODEL] = cd_l[i]
-                elif row[C.R_MODEL] != cd_l[i]:
-                    row[C.R_MIXED] |= C.MIXED_MODELS
-            elif s in column:
-                row[column[s]] += 1
-            if row[C.R_CARDS] > 0 and row[C.R_UNSUPPORTED] > 0:
-                row[C.R_MIXED] |= C.MIXED_UNSUPPORTED
-    matrix = np.array(out, dtype=np.int32).reshape(ng, C.ROLLUP_COLUMNS)
-    if nc is None:
-        return matrix
-    return matrix, np.array(counts, dtype=np.int32).reshape(ng, nc)

@@ -1,9 +1,12 @@
 # The pci.ids tokenizer, included into gpuclass/_core.pyx (twin: pciids_py.py; contract:
 # contract/pciids.py, whose finish_parse turns this entry stream into the tables).
 #
-# One nogil pass over the bytes: lines are found eight bytes at a time
-# (gpuclass_line_end in include/gpuclass_pciids.h), hex digits through a table, and
-# names are never copied: a name is a pair of offsets into the input.
+# Two nogil passes over the bytes, the first counting and the second filling buffers of
+# exactly that size (checked to agree): lines are found eight bytes at a time
+# (gpuclass_line_end in include/gpuclass_pciids.h), and names are never copied: a name
+# is a pair of offsets into the input.  IDs are exactly 2 or 4 hex digits at fixed
+# columns, followed by a tab or space (pci.ids' own grammar, not the cell grammar of
+# gpuclass.ids), their digits read through the one table (include/gpuclass_hex.h).
 
 from gpuclass._native.contract import pciids as _PIDS
 
@@ -22,6 +25,14 @@ cdef enum:
 
 cdef struct ScanOut:
     bint count_only  # a first pass: count entries and errors, write nothing
+    # the fill pass's room, from the count pass: it stops (overrun, at stop_line) rather
+    # than write past it
+    Py_ssize_t room_keys[7]
+    Py_ssize_t room_entries
+    Py_ssize_t room_errors
+    bint overrun
+    bint no_memory
+    uint32_t stop_line
     uint64_t* keys[7]
     uint32_t* entries[7]
     Py_ssize_t counts[7]
@@ -156,6 +167,9 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
     cdef bint check_utf8 = False
     o.n_entries = 0
     o.n_errors = 0
+    if seen_vendor == NULL:
+        o.no_memory = True
+        return
     while pos < total:
         end = pos + gpuclass_line_end(data + pos, total - pos, &high)
         # libpci takes any byte in a name: only lenient mode looks, to flag names that are not UTF-8
@@ -326,6 +340,10 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
         if note and not code and not strict:
             # kept as libpci keeps it, and listed (lenient mode) as read but not as written
             if not o.count_only:
+                if o.n_errors >= o.room_errors:
+                    o.overrun = True
+                    o.stop_line = lineno
+                    break
                 o.err_line[o.n_errors] = lineno
                 o.err_code[o.n_errors] = <uint8_t> note
                 o.err_field[o.n_errors] = <uint8_t> field
@@ -333,6 +351,10 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
             o.n_errors += 1
         if code:
             if not o.count_only:
+                if o.n_errors >= o.room_errors:
+                    o.overrun = True
+                    o.stop_line = lineno
+                    break
                 o.err_line[o.n_errors] = lineno
                 o.err_code[o.n_errors] = <uint8_t> code
                 o.err_field[o.n_errors] = <uint8_t> field
@@ -342,6 +364,10 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
                 break
             continue
         if not o.count_only:
+            if o.counts[kind] >= o.room_keys[kind] or o.n_entries >= o.room_entries:
+                o.overrun = True
+                o.stop_line = lineno
+                break
             o.keys[kind][o.counts[kind]] = key
             o.entries[kind][o.counts[kind]] = <uint32_t> o.n_entries
             o.lines[o.n_entries] = lineno
@@ -351,6 +377,24 @@ cdef void scan_kernel(const uint8_t* data, Py_ssize_t total, bint strict, ScanOu
         o.counts[kind] += 1
         o.n_entries += 1
     free(seen_vendor)
+
+
+cdef void run_pass(const uint8_t* p, Py_ssize_t total, bint strict, ScanOut* o) noexcept nogil:
+    cdef int k
+    for k in range(7):
+        o.counts[k] = 0
+    o.overrun = False
+    o.no_memory = False
+    o.stop_line = 0
+    if total:
+        scan_kernel(p, total, strict, o)
+    else:
+        o.n_entries = 0
+        o.n_errors = 0
+
+
+cdef tuple pass_counts(ScanOut* o):
+    return tuple([o.counts[k] for k in range(7)]), o.n_entries, o.n_errors
 
 
 def scan_pci_ids(data, strict=True):
@@ -367,16 +411,12 @@ def scan_pci_ids(data, strict=True):
     # is made exactly as large as it will be filled: reserving from the byte count
     # cost 16 bytes of memory per byte of input.
     o.count_only = True
-    for k in range(7):
-        o.counts[k] = 0
     with nogil:
-        if total:
-            scan_kernel(p, total, c_strict, &o)
-        else:
-            o.n_entries = 0
-            o.n_errors = 0
-    counts = [o.counts[k] for k in range(7)]
-    cdef Py_ssize_t n_entries = o.n_entries, n_errors = o.n_errors
+        run_pass(p, total, c_strict, &o)
+    if o.no_memory:
+        raise MemoryError("scan_pci_ids: no memory")
+    counted = pass_counts(&o)
+    counts, n_entries, n_errors = counted
     key_bufs = [np.empty(max(c, 1), dtype=np.uint64) for c in counts]
     entry_bufs = [np.empty(max(c, 1), dtype=np.uint32) for c in counts]
     lines = np.empty(max(n_entries, 1), dtype=np.uint32)
@@ -395,12 +435,15 @@ def scan_pci_ids(data, strict=True):
     cdef uint8_t[::1] v_err_code = err_code
     cdef uint8_t[::1] v_err_field = err_field
     cdef uint64_t[::1] v_err_start = err_start
+    cut = int(_PIDS.FILL_ROOM_CUT)  # 0 but in the test of this check
     for k in range(7):
         v_keys = key_bufs[k]
         v_entries = entry_bufs[k]
         o.keys[k] = &v_keys[0]
         o.entries[k] = &v_entries[0]
-        o.counts[k] = 0
+        o.room_keys[k] = max(counts[k] - cut, 0)
+    o.room_entries = max(n_entries - cut, 0)
+    o.room_errors = max(n_errors - cut, 0)
     o.count_only = False
     o.lines = &v_lines[0]
     o.name_start = &v_name_start[0]
@@ -409,12 +452,14 @@ def scan_pci_ids(data, strict=True):
     o.err_code = &v_err_code[0]
     o.err_field = &v_err_field[0]
     o.err_start = &v_err_start[0]
+    # Second pass: the same scan, writing; it must find what the first counted.
     with nogil:
-        if total:
-            scan_kernel(p, total, c_strict, &o)
-        else:
-            o.n_entries = 0
-            o.n_errors = 0
+        run_pass(p, total, c_strict, &o)
+    if o.no_memory:
+        raise MemoryError("scan_pci_ids: no memory")
+    filled = pass_counts(&o)
+    if o.overrun or filled != counted:
+        raise _PIDS.passes_disagree(counted, filled, o.stop_line if o.overrun else None)
     n = o.n_entries
     errors = [
         (int(err_line[i]), int(err_code[i]), int(err_field[i]), int(err_start[i]))

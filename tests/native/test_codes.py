@@ -15,6 +15,7 @@ from gpuclass import constants as C
 from gpuclass._native.contract import audit as A
 from gpuclass._native.contract import match as M
 from gpuclass._native.contract import pciids as P
+from gpuclass._native.contract import rollup as R
 from gpuclass._native.contract import sysfs as S
 from gpuclass.models import Status
 
@@ -37,16 +38,19 @@ def python_codes() -> dict[str, int]:
                  "R_UNSUPPORTED", "R_COMPANIONS", "R_VFS", "R_INVALID", "R_MODEL", "R_MIXED",
                  "ROLLUP_COLUMNS", "MIXED_UNSUPPORTED", "MIXED_MODELS"):
         want[name] = getattr(C, name)
-    for name in ("VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION", "ROLLUP_CHUNK"):
+    for name in ("VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION"):
         want[name] = getattr(M, name)
+    want["ROLLUP_CHUNK"] = R.ROLLUP_CHUNK
     for name in dir(P):
         if re.fullmatch(r"[EFK]_[A-Z0-9_]+", name):
             want[name] = getattr(P, name)
     want["MAX_LINE"] = P.MAX_LINE
     for name in ("RU_STATUS", "RU_GROUP", "RU_OVERFLOW", "RU_CARD"):
-        want[name] = getattr(M, name)
+        want[name] = getattr(R, name)
     for name in ("ABSENT", "STR32", "STR64", "INT", "DICT", "CELL_OK", "CELL_MISSING", "CELL_BAD", "CELL_PAIR"):
         want[name] = getattr(A, name)
+    for field, width in zip(A.FIELDS, A.WIDTHS):
+        want[f"WIDTH_{field.upper()}"] = width
     for i, column in enumerate(S.VALUE_COLUMNS):
         want[f"SV_{column.upper()}"] = i
     want["SV_N"] = S.N_VALUES

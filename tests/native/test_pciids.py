@@ -257,3 +257,25 @@ def test_bundled_file_parses_strictly_and_cores_agree(bundled_bytes, compiled_co
     for key in t_py:
         assert t_py[key].dtype == t_c[key].dtype, key
         assert np.array_equal(t_py[key], t_c[key]), key
+
+
+@pytest.mark.parametrize("text, strict, line", [
+    (SAMPLE.encode(), True, 8),     # one entry less of each kind: the second subsystem's line
+    (b"\t1bXX  orphan\n\t1b80  orphan\n10de  NVIDIA\n\t1b80  GTX\n", False, 2),  # an error less
+    (b"zzzz  bad\n", False, 1),     # an error and no entry at all
+])
+def test_the_tokenizers_fill_pass_must_find_what_its_count_pass_counted(compiled_core, monkeypatch,
+                                                                         text, strict, line):
+    """The compiled tokenizer counts, then fills buffers of exactly that size: given less
+    room than it counted (the contract's test hook), its second pass stops before writing
+    past it and raises a typed error naming the line, instead of overrunning."""
+    from gpuclass._native.contract import pciids as P
+
+    want = compiled_core.scan_pci_ids(text, strict)
+    monkeypatch.setattr(P, "FILL_ROOM_CUT", 1)
+    with pytest.raises(PciIdsError, match="passes disagree") as info:
+        compiled_core.scan_pci_ids(text, strict)
+    assert info.value.line == line
+    monkeypatch.setattr(P, "FILL_ROOM_CUT", 0)
+    again = compiled_core.scan_pci_ids(text, strict)
+    assert again[5] == want[5] and all(np.array_equal(a, b) for a, b in zip(again[2:5], want[2:5]))

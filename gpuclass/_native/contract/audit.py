@@ -6,14 +6,15 @@ string cells by their buffers (no copy), integer cells as int64, a missing colum
 ``ABSENT``, a dictionary-encoded column (Arrow's dictionary arrays, pandas categoricals,
 Parquet read with ``read_dictionary``) as ``DICT``: its indices and its dictionary, a
 column of its own, so that each distinct value is parsed once.  ``audit_rows``
-(``audit.pxi`` compiled, ``audit_py.py`` the twin) parses every cell (``cell_value`` is
-the rule both follow), classifies the rows and rolls them up per run of equal server
-keys, and returns an :class:`AuditRuns`.
+(``audit.pxi`` compiled, ``audit_py.py`` the twin) parses every cell (``cell_value``:
+:func:`gpuclass.ids.cell_parts`, the one hex-cell grammar, on the cell's bytes),
+classifies the rows and rolls them up per run of equal server keys, and returns an
+:class:`AuditRuns`; ``parse_id_cells`` parses one column's cells alone.
 
 >>> import pyarrow as pa
->>> c = column_of(pa.array(["10de", " 0x1B80 ", None, "[8086]", "zz"]), "vendor")
->>> [cell_value(c, i, 4) for i in range(5)]
-[(0, 4318, 4), (0, 7040, 4), (1, 0, 0), (0, 32902, 4), (2, 0, 0)]
+>>> c = column_of(pa.array(["10de", " 0x1B80 ", None, "[8086]", "zz", "\u00a010de"]), "vendor")
+>>> [cell_value(c, i, 4) for i in range(6)]
+[(0, 4318, 4), (0, 7040, 4), (1, 0, 0), (0, 32902, 4), (2, 0, 0), (0, 4318, 4)]
 """
 
 from typing import Any, NamedTuple
@@ -21,23 +22,20 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...errors import InputError
+from ...ids import CELL_BAD, CELL_MISSING, CELL_OK, cell_parts
 
 __all__ = ["ABSENT", "STR32", "STR64", "INT", "DICT", "CELL_OK", "CELL_MISSING", "CELL_BAD", "CELL_PAIR",
            "FIELDS", "WIDTHS", "CHUNK", "Column", "AuditRuns", "column_of", "absent", "table_columns",
-           "cell_value",
-           "cell_text", "problem_text", "prepare_audit_args", "overflow_error", "prepare_merge_args",
-           "merge_overflow_error"]
+           "cell_value", "cell_text", "problem_text", "prepare_audit_args", "prepare_cells_args",
+           "overflow_error"]
 
 ABSENT, STR32, STR64, INT, DICT = range(5)
-CELL_OK, CELL_MISSING, CELL_BAD, CELL_PAIR = range(4)
+# a cell's state: gpuclass.ids' CELL_OK, CELL_MISSING, CELL_BAD, and a row's lone subsystem half
+CELL_PAIR = 3
 # The ID columns in the order the kernels parse them and report a row's first problem.
 FIELDS = ("vendor", "device", "class", "subvendor", "subdevice")
 WIDTHS = (4, 4, 6, 4, 4)
 CHUNK = 2048  # rows classified at a time
-
-_BLANKS = b" \t\n\r\x0b\x0c"
-_HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
-
 
 class Column(NamedTuple):
     """One column as the kernels read it (see :func:`column_of`)."""
@@ -211,9 +209,9 @@ def nameless(c: Column, i: int) -> bool:
 def cell_value(c: Column, i: int, maxdigits: int) -> tuple[int, int, int]:
     """``(CELL_*, value, digits)`` of cell ``i``: the rule both kernels follow.
 
-    ASCII blanks around an optional ``[ ]`` around an optional ``0x`` and 1 to
-    ``maxdigits`` hex digits; an integer cell is its value (digits -1); a dictionary
-    cell is its entry's.
+    A text cell is :func:`gpuclass.ids.cell_parts` of its bytes; an integer cell is its
+    value (digits -1), ``CELL_BAD`` outside ``[0, 16**maxdigits)``; a dictionary cell is
+    its entry's.
     """
     at = _entry(c, i)
     if at is None:
@@ -224,16 +222,7 @@ def cell_value(c: Column, i: int, maxdigits: int) -> tuple[int, int, int]:
     if c.kind == INT:
         v = int(c.ints[i])
         return (CELL_OK, v, -1) if 0 <= v < (1 << (4 * maxdigits)) else (CELL_BAD, 0, 0)
-    s = _bytes(c, i).strip(_BLANKS)
-    if not s:
-        return CELL_MISSING, 0, 0
-    if len(s) >= 2 and s[:1] == b"[" and s[-1:] == b"]":
-        s = s[1:-1]
-    if len(s) >= 2 and s[:1] == b"0" and s[1:2] in (b"x", b"X"):
-        s = s[2:]
-    if not 0 < len(s) <= maxdigits or any(ch not in _HEX for ch in s):
-        return CELL_BAD, 0, 0
-    return CELL_OK, int(s, 16), len(s)
+    return cell_parts(_bytes(c, i), maxdigits)
 
 
 def cell_text(c: Column, i: int) -> str | None:
@@ -343,6 +332,21 @@ def _check_column(name: str, c: Column) -> None:
         raise InputError(f"{name}: a dictionary index outside its {c.dictionary.n} entries")
 
 
+def prepare_cells_args(column: Any, field: Any) -> tuple[Column, int, int, bool]:
+    """Check ``parse_id_cells``' arguments: a Column and one of ``FIELDS``; returns the
+    column, its length, the field's most digits and whether it is the class.
+
+    >>> prepare_cells_args(absent(2), "class")[1:]
+    (2, 6, True)
+    """
+    if not isinstance(column, Column):
+        raise InputError("column: expected a Column")
+    if field not in FIELDS:
+        raise InputError(f"field: {field!r} is not one of {', '.join(FIELDS)}")
+    _check_column(field, column)
+    return column, column.n, WIDTHS[FIELDS.index(field)], field == "class"
+
+
 def prepare_hash_args(column: Any, seed: Any) -> tuple[Column, int, int]:
     """Check ``key_hashes``' arguments: a present Column and a seed in [0, 2**64)."""
     if not isinstance(column, Column) or column.kind == ABSENT:
@@ -391,29 +395,6 @@ def prepare_audit_args(tables: Any, columns: Any, n_cards: Any) -> tuple[list[Co
     if not 0 <= n_cards <= 32766:
         raise InputError(f"n_cards: {n_cards} is not in [0, 32766]")
     return cols, n, n_cards
-
-
-def prepare_merge_args(group: Any, totals: Any, counts: Any, n_groups: Any):
-    """Check ``merge_runs``' arguments: a group per run in [0, n_groups), int32 totals and counts."""
-    from ... import constants as C
-
-    t = np.ascontiguousarray(totals)
-    c = np.ascontiguousarray(counts)
-    g = np.ascontiguousarray(np.asarray(group), dtype=np.int64)
-    n_groups = int(n_groups)
-    if t.dtype != np.int32 or t.ndim != 2 or t.shape[1] != C.ROLLUP_COLUMNS:
-        raise InputError(f"totals: expected (runs, {C.ROLLUP_COLUMNS}) int32")
-    if c.dtype != np.int32 or c.ndim != 2 or c.shape[0] != t.shape[0]:
-        raise InputError("counts: expected (runs, cards) int32")
-    if g.ndim != 1 or g.shape[0] != t.shape[0]:
-        raise InputError("group: expected one group per run")
-    if g.size and (int(g.min()) < 0 or int(g.max()) >= n_groups):
-        raise InputError(f"group: values must lie in [0, {n_groups})")
-    return g, t, c, n_groups, c.shape[1]
-
-
-def merge_overflow_error(run: int) -> InputError:
-    return InputError(f"slices: the server of run {run} sums past the int32 range")
 
 
 def overflow_error(row: int) -> InputError:

@@ -24,7 +24,7 @@ from .args import as_id_array, as_int64, as_unsigned, contiguous
 __all__ = [
     "VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION",
     "MatchTables", "MatchArgs", "build_match_tables", "prepare_match_args",
-    "prepare_rollup_args", "class_range_error", "rollup_error", "check_tables", "tables_content",
+    "class_range_error", "check_tables", "tables_content",
     "MAX_CARDS",
     "MAX_DEVICES",
 ]
@@ -34,11 +34,6 @@ VL_GPU_VENDOR = 1     # a GPU of this vendor that no rule allows is "unsupported
 VL_RULES = 2          # some rule names this vendor: worth a device lookup
 CL_GPU = 1            # a GPU class (0x0300, 0x0302 by default)
 CL_COMPANION = 2      # a companion class (audio, USB, UCSI) used when addresses are unknown
-
-# rollup error codes (the kernel's "what"; gpuclass_match.h GPUCLASS_RU_*), and the chunk
-# the rollup checks at a time (its first bad row is the first of the first bad chunk)
-RU_STATUS, RU_GROUP, RU_OVERFLOW, RU_CARD = range(4)
-ROLLUP_CHUNK = 4096
 
 MAX_CARDS = 32766      # card indices are int16 (-1: none); 1 + card fits 15 bits of dev_lut
 MAX_DEVICES = 65535    # dev_lut holds 1 + position in uint16
@@ -327,54 +322,3 @@ def prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
 
 def class_range_error(class_code: np.ndarray, at: int) -> InputError:
     return InputError(f"class_code: value {int(class_code[at]):#x} at index {at} exceeds 0xffffff")
-
-
-def prepare_rollup_args(status, card, slices, group, n_groups, n_cards=None):
-    """Check ``rollup``'s arguments: uint8 status, int16 card, uint16 slices, int32 or int64
-    group, and ``n_cards`` (None: no per-card counts)."""
-    st = contiguous(as_unsigned(status, "status", np.uint8, 0xFF))
-    n = st.shape[0]
-    if n > 0x7FFFFFFF:
-        raise InputError(f"status: {n} rows; the rollup's int32 counts take at most 2**31 - 1")
-    cd = np.asarray(card)
-    if cd.ndim == 1 and cd.size == 0:
-        cd = cd.astype(np.int16)  # [] arrives as float64
-    if cd.ndim != 1 or cd.dtype.kind not in "iu":
-        raise InputError(f"card: expected a 1-D integer array, got {cd.dtype} of shape {cd.shape}")
-    if cd.dtype != np.int16:
-        if cd.size and (int(cd.min()) < -1 or int(cd.max()) > MAX_CARDS):
-            raise InputError(f"card: values must lie in [-1, {MAX_CARDS}]")
-        cd = cd.astype(np.int16)
-    cd = contiguous(cd)
-    _same_length(cd, n, "card")
-    sc = contiguous(as_unsigned(slices, "slices", np.uint16, 0xFFFF))
-    _same_length(sc, n, "slices")
-    n_groups = int(n_groups)
-    if n_groups < 0:
-        raise InputError(f"n_groups: {n_groups} is negative")
-    g = None
-    if group is not None:
-        g = np.asarray(group)
-        g = contiguous(g if g.dtype == np.int32 and g.ndim == 1 else as_int64(group, "group"))
-        _same_length(g, n, "group")
-    elif n and n_groups < 1:
-        raise InputError("n_groups: must be at least 1 without a group array")
-    if n_cards is not None:
-        n_cards = int(n_cards)
-        if not 0 <= n_cards <= MAX_CARDS:
-            raise InputError(f"n_cards: {n_cards} is not in [0, {MAX_CARDS}]")
-    return n, st, cd, sc, g, n_groups, n_cards
-
-
-def rollup_error(what: int, status, card, group, at: int, n_groups: int, n_cards) -> InputError:
-    """The error for the rollup's first bad row (``what``: the kernel's reason code)."""
-    if what == RU_STATUS:
-        return InputError(f"status: value {int(status[at])} at index {at} is not a status code")
-    if what == RU_GROUP:
-        return InputError(f"group: value {int(group[at])} at index {at} is outside [0, {n_groups})")
-    if what == RU_OVERFLOW:
-        return InputError(f"slices: the group of index {at} sums past the int32 range")
-    return InputError(f"card: value {int(card[at])} at index {at} of a supported row is outside "
-                      f"[0, {n_cards})")
-
-

@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import PciIdsError, SkippedLine
 
 __all__ = ["KIND_NAMES", "TABLES", "KEY_DTYPES", "KEPT", "finish_parse", "format_reason", "MAX_LINE",
-           "too_large", "parse_pci_ids"]
+           "too_large", "passes_disagree", "parse_pci_ids", "FILL_ROOM_CUT"]
 
 # Longest line (bytes before the newline, carriage return included) that
 # libpci's 1024-byte line buffer accepts; longer lines are errors there too.
@@ -111,6 +111,23 @@ _NAME_FIELDS = {
 def too_large(size: int) -> PciIdsError:
     """The error for an input past the 4 GiB that 32-bit name offsets address."""
     return PciIdsError("<pci.ids>", None, f"input of {size} bytes exceeds the 4 GiB limit")
+
+
+# The compiled tokenizer counts in a first pass and fills buffers of exactly that size in
+# a second; the second checks that it writes no more than the first counted and that it
+# ends with the same counts (passes_disagree otherwise).  Tests set this above 0 to give
+# the second pass less room than the first counted, and so prove the check.
+FILL_ROOM_CUT = 0
+
+
+def passes_disagree(counted: tuple, filled: tuple, line: int | None) -> PciIdsError:
+    """The error for a fill pass that did not produce what the count pass counted:
+    ``(entries per kind, entries, errors)`` of each, and the line where the fill pass
+    ran out of room (None: it ended with other counts)."""
+    return PciIdsError("<pci.ids>", line, f"the tokenizer's passes disagree (an internal error): "
+                       f"the count pass found {counted[1]} entries {list(counted[0])} and "
+                       f"{counted[2]} errors, the fill pass {filled[1]} entries {list(filled[0])} "
+                       f"and {filled[2]} errors")
 
 
 def format_reason(code: int, field: int) -> str:

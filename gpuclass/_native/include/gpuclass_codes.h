@@ -102,7 +102,7 @@ enum {
 
 /* audit columns: absent, Arrow strings with int32 or int64 offsets, int64 cells, indices
    into a dictionary of such; and audit cells: a parsed ID, a missing one, a malformed one,
-   a subsystem half (contract.audit) */
+   a subsystem half (gpuclass.ids, contract.audit) */
 enum {
     GPUCLASS_ABSENT = 0,
     GPUCLASS_STR32 = 1,
@@ -115,6 +115,14 @@ enum {
     GPUCLASS_CELL_MISSING = 1,
     GPUCLASS_CELL_BAD = 2,
     GPUCLASS_CELL_PAIR = 3
+};
+/* the most hex digits of each ID column (contract.audit.WIDTHS, in FIELDS order) */
+enum {
+    GPUCLASS_WIDTH_VENDOR = 4,
+    GPUCLASS_WIDTH_DEVICE = 4,
+    GPUCLASS_WIDTH_CLASS = 6,
+    GPUCLASS_WIDTH_SUBVENDOR = 4,
+    GPUCLASS_WIDTH_SUBDEVICE = 4
 };
 
 /* sysfs value matrix: columns of read_devices (gpuclass._native.contract.sysfs) */

@@ -110,7 +110,10 @@ static int gpuclass_flagged(int r) {
     return r == -ELOOP || r == -EISDIR || (r <= -GPUCLASS_AT_FIFO && r >= -GPUCLASS_AT_OTHER);
 }
 
-/* "0x" and 1..width hex digits, trailing newlines ignored: the value, or -1. */
+/* "0x" and 1..width hex digits, trailing newlines ignored: the value, or -1.  The kernel
+   writes these attributes as "0x%04x\n" (or %02x, %06x): a file format of its own, which
+   demands the 0x and takes no blanks or brackets, so it is not the cell grammar of
+   gpuclass_cell.h; its digits are the one table's (gpuclass_hex.h). */
 static int64_t gpuclass_hex_attr(const char *s, int len, int width) {
     int64_t v = 0;
     while (len > 0 && s[len - 1] == '\n') len--;

@@ -23,7 +23,7 @@ those.  Anything else is made one of them here, the same way for every door:
 >>> t = as_table(pd.DataFrame({"server": ["a", "b"], "vendor": ["10de", 0x10DE],
 ...                            "device": [0x27B0, 0x27B0], "class": ["0300", 0x0300]}))
 >>> t.column("vendor").to_pylist(), t.column("class").to_pylist()
-(['10de', '10de'], ['0300', '0300'])
+(['10de', '10de'], ['0300', '300'])
 """
 
 from __future__ import annotations
@@ -41,22 +41,20 @@ _BITS = {"vendor": 16, "device": 16, "subvendor": 16, "subdevice": 16, "class": 
 
 def integer_text(value: int, field: str) -> str:
     """How an integer cell of a mixed column is written as text so that it reads as an
-    integer column's cell would: the hex digits of its value, a class of at most
-    ``0xffff`` in four (base class and subclass, as the core reads an integer class that
-    small) and a larger one in six; a value outside the field's range (or any server
-    name) as its decimal text.
+    integer column's cell would: the hex digits of its value (a class of at most ``0xffff``
+    then has at most four, so it reads as base class and subclass, as an integer class that
+    small does: :func:`gpuclass.ids.class_value`); a value outside the field's range (or any
+    server name) as its decimal text.
 
     >>> integer_text(0x0300, "class"), integer_text(0x030000, "class"), integer_text(0x10DE, "vendor")
-    ('0300', '030000', '10de')
+    ('300', '30000', '10de')
     >>> integer_text(-1, "vendor"), integer_text(7, "server")
     ('-1', '7')
     """
     bits = _BITS.get(field)
     if bits is None or not 0 <= value < 1 << bits:
         return str(value)
-    if field == "class":
-        return f"{value:04x}" if value <= 0xFFFF else f"{value:06x}"
-    return f"{value:04x}"
+    return f"{value:x}"  # a class up to 0xffff has at most 4 digits, so it reads short too
 
 
 def cell_text_of(value: Any, field: str) -> str | None:

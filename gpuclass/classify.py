@@ -83,10 +83,7 @@ class ClassificationResult:
     def explain(self, i: int, db: Any = None) -> tuple[str | None, Any, str | None]:
         """``(pci.ids name, near miss, note)`` for device ``i``."""
         v, d = self._value("vendor", i), self._value("device", i)
-        sv, sd = self._value("subvendor", i), self._value("subdevice", i)
-        hs = self.inputs.get("has_subsystem")
-        if hs is not None and not bool(np.asarray(hs)[i]):
-            sv = sd = None
+        sv, sd = self._subsystem(i)
         db = default_names() if db is None else db
         name = device_label(db, v, d, sv, sd)
         st = int(self.status[i])
@@ -108,37 +105,69 @@ class ClassificationResult:
             note = "the hardware source flagged this record as unreadable"
         return name, miss, note
 
-    def devices(self, db: Any = None, indices=None) -> list:
-        """Devices as :class:`gpuclass.models.DeviceClassification` (all, or ``indices``), in the
-        shared record shape of :mod:`gpuclass.records`; names from ``db`` (default: the default
-        database where it loads; :data:`gpuclass.pcinames.NO_NAMES` for none)."""
-        from .models import DeviceClassification, NearMiss
-        from .records import device_record
-
+    def verdicts(self, db: Any = None, indices=None) -> list[dict[str, Any]]:
+        """What the policy makes of each device (all, or ``indices``): ``status``, ``card``,
+        ``card_name``, ``slices``, ``note`` and ``near_miss`` (a dict or None), as plain
+        data: the one place a device's classification becomes a record's fields
+        (:meth:`devices` and ``gpuclass scan`` both use it).  The explanation of a device
+        depends on its IDs and status alone, so it is made once per distinct pair."""
         names = default_names() if db is None else db
-        out = []
+        cards = self.compiled.cards
         rows = range(len(self)) if indices is None else indices
-        ids = self.compiled.cards
-        revision, driver = self.inputs.get("revision"), self.inputs.get("driver")
+        status, card, slices = self.status.tolist(), self.card.tolist(), self.slices.tolist()
+        explained: dict[tuple[Any, ...], tuple[str | None, dict[str, Any] | None]] = {}
+        out = []
         for i in rows:
             i = int(i)
-            _, miss, note = self.explain(i, names)
-            c = int(self.card[i])
-            sv, sd = self._value("subvendor", i), self._value("subdevice", i)
-            hs = self.inputs.get("has_subsystem")
-            if hs is not None and not bool(np.asarray(hs)[i]):
-                sv = sd = None
+            st, c = status[i], card[i]
+            note = near = None
+            if st not in (NOT_GPU, SUPPORTED):  # say why they get nothing
+                key = (st, self._value("vendor", i), self._value("device", i), *self._subsystem(i))
+                if key not in explained:
+                    _, miss, why = self.explain(i, names)
+                    explained[key] = (why, None if miss is None else miss._asdict())
+                note, near = explained[key]
+            out.append({"status": STATUS_NAMES[st], "card": cards[c]["id"] if c >= 0 else None,
+                        "card_name": cards[c]["name"] if c >= 0 else None, "slices": slices[i],
+                        "note": note, "near_miss": None if near is None else dict(near)})
+        return out
+
+    def devices(self, db: Any = None, indices=None) -> list:
+        """Devices as :class:`gpuclass.models.DeviceClassification` (all, or ``indices``), in the
+        shared record shape of :mod:`gpuclass.records` and :meth:`verdicts`; names from ``db``
+        (default: the default database where it loads; :data:`gpuclass.pcinames.NO_NAMES`
+        for none)."""
+        from .models import DeviceClassification, NearMiss
+        from .records import device_record, table_records
+
+        names = default_names() if db is None else db
+        rows = [int(i) for i in (range(len(self)) if indices is None else indices)]
+        table = self.inputs.get("table")
+        # a device table's rows as its records say them (a row the source flagged gets no
+        # names and no invented address); bare arrays through the shared record alone
+        records = table_records(table, names) if table is not None else None
+        revision, driver = self.inputs.get("revision"), self.inputs.get("driver")
+        out = []
+        for i, verdict in zip(rows, self.verdicts(names, rows)):
+            sv, sd = self._subsystem(i)
             rec = device_record(
                 self._value("vendor", i), self._value("device", i), self._value("class_code", i),
                 subvendor=sv, subdevice=sd,
                 revision=None if revision is None else int(revision[i]),
-                driver=None if driver is None else driver[i], slot=self._address(i), db=names)
-            out.append(DeviceClassification(
-                index=i, **rec, status=STATUS_NAMES[int(self.status[i])],
-                card=ids[c]["id"] if c >= 0 else None, card_name=ids[c]["name"] if c >= 0 else None,
-                slices=int(self.slices[i]),
-                near_miss=NearMiss(**miss._asdict()) if miss else None, note=note))
+                driver=None if driver is None else driver[i], slot=self._address(i),
+                db=names if records is None else None)
+            if records is not None:
+                rec = {k: records[i][k] for k in rec}
+            miss = verdict.pop("near_miss")
+            out.append(DeviceClassification(index=i, **rec, **verdict,
+                                            near_miss=NearMiss(**miss) if miss else None))
         return out
+
+    def _subsystem(self, i: int) -> tuple[int | None, int | None]:
+        hs = self.inputs.get("has_subsystem")
+        if hs is not None and not bool(np.asarray(hs)[i]):
+            return None, None
+        return self._value("subvendor", i), self._value("subdevice", i)
 
     def _address(self, i: int) -> str | None:
         if self.inputs.get("domain") is None:
@@ -194,6 +223,8 @@ def classify_table(table: Any, policy: Any = None, *, group=None, core=None) -> 
     # kept for the device records (rev, driver); the kernels do not need them
     result.inputs["revision"] = get("revision", None)
     result.inputs["driver"] = get("driver", None)
+    if hasattr(table, "problems") and hasattr(table, "addresses"):  # a DeviceTable: its records
+        result.inputs["table"] = table
     return result
 
 

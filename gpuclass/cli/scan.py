@@ -40,27 +40,13 @@ def _summary(result) -> dict:
 
 
 def _classify(table, db, policy, records) -> dict:
-    """Add status, card and slices to each record; return the machine's summary."""
-    from ..classify import NOT_GPU, STATUS_NAMES, SUPPORTED, classify_table
+    """Add each device's classification (:meth:`ClassificationResult.verdicts`) to its
+    record; return the machine's summary."""
+    from ..classify import classify_table
 
     result = classify_table(table, policy)
-    cards = result.compiled.cards
-    status, card, slices = result.status.tolist(), result.card.tolist(), result.slices.tolist()
-    explained: dict = {}  # the explanation depends on the IDs and the status alone
-    for i, rec in enumerate(records):
-        st, c = status[i], card[i]
-        rec["status"] = STATUS_NAMES[st]
-        rec["card"] = cards[c]["id"] if c >= 0 else None
-        rec["card_name"] = cards[c]["name"] if c >= 0 else None
-        rec["slices"] = slices[i]
-        rec["note"] = rec["near_miss"] = None
-        if st not in (NOT_GPU, SUPPORTED):  # say why they get nothing
-            key = (st, rec["vendor"], rec["device"], rec["svendor"], rec["sdevice"])
-            if key not in explained:
-                _, miss, note = result.explain(i, db)
-                explained[key] = (note, None if miss is None else miss._asdict())
-            rec["note"], near = explained[key]
-            rec["near_miss"] = None if near is None else dict(near)
+    for rec, verdict in zip(records, result.verdicts(db)):
+        rec.update(verdict)
     return _summary(result)
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import fakesys
+import pytest
 
 from gpuclass.cli import main
 
@@ -63,3 +64,23 @@ def test_module_scans_this_machine():
     doc = json.loads(proc.stdout)
     assert doc["source"] == "/sys/bus/pci/devices"
     assert all(d["problem"] is None for d in doc["devices"])
+
+
+@pytest.mark.parametrize("machine", ["gex44", "gex130", "gtx1080_box", "turing_box", "sriov_server", "quirks",
+                                     "broken"])
+def test_scan_says_what_the_library_says_of_each_device(tmp_path, capsys, machine):
+    """``scan -o json`` and :meth:`ClassificationResult.devices` give every device the same
+    classification (status, card, slices, note, near miss) and the same record fields."""
+    from gpuclass.classify import classify_table
+    from gpuclass.sources.sysfs import scan_sysfs
+
+    fakesys.write_tree(tmp_path, getattr(fakesys, machine)())
+    main(["scan", "--root", str(tmp_path), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    models = classify_table(scan_sysfs(tmp_path)).devices()
+    assert len(models) == len(doc["devices"])
+    for rec, model in zip(doc["devices"], models):
+        want = model.model_dump(mode="json")
+        assert {k: rec[k] for k in want if k != "index"} == {k: v for k, v in want.items() if k != "index"}
+    assert any(d["status"] == "unsupported" and d["note"] for d in doc["devices"]) == \
+        any(m.status == "unsupported" for m in models)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -77,11 +79,37 @@ def test_the_runs_held_stay_about_the_servers_seen(monkeypatch):
     most = 0
     for b in table.to_batches(max_chunksize=8):
         engine.add(b, fields)
-        most = max(most, engine._held)
+        most = max(most, engine.held)
     assert most <= 2 * 16 + 8
     result = engine.result("t")
     assert sorted(result.table["server"].to_pylist()) == [f"s{k}" for k in range(5)]
     assert sum(result.table["supported_cards"].to_pylist()) == 2000
+
+
+class _OneHash:
+    """A core whose key hashes all collide: the engine must still tell servers apart."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+    def key_hashes(self, column, seed):
+        return np.zeros(len(self._kernel.key_hashes(column, seed)), dtype=np.uint64)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_colliding_key_hashes_give_the_same_answer(seed, core, monkeypatch):
+    """Equal hashes are not proof of equal keys: with every hash the same, the engine
+    compares the keys and gives the answer of distinct hashes."""
+    rng = random.Random(100 + seed)
+    servers = [f"s{k:03d}" for k in range(rng.randint(2, 30))]
+    rows = _rows(rng, servers)
+    want = _answers(audit_table(_table(rows), kernel=core))
+    monkeypatch.setattr(engine_module, "_COMPACT_AT", rng.choice([1, 5, 1 << 20]))
+    engine = _fed(rows, rng.choice([1, 3, 64]), _OneHash(core))
+    assert _answers(engine.result("table")) == want
 
 
 def test_servers_coming_back_are_merged():

@@ -9,9 +9,13 @@ rules (``core.merge_runs``), wherever they lie: a server split across batches, o
 rows are not next to each other, is one row, and ``rows`` counts all of its rows.  A row
 that names no server (a missing cell, or only whitespace) is a server of its own.
 
-What is kept between batches is the runs (a key and a few counts each); they are merged
-into one run per server whenever they pile up, so the memory an audit holds grows with its
-servers, not its rows.
+What is kept between batches is the runs (a key and a few counts each).  A run's server
+is found among those seen before by a 64-bit hash of its key (``core.key_hashes``, in the
+core's ``KeySet``, as each batch comes), and a hash seen before is confirmed by comparing
+the keys themselves (a collision makes the engine group by the keys instead, the same
+answer); the runs are merged into one per server whenever the repeated ones pile up, so
+the memory an audit holds grows with its servers, not its rows, and a table ten times the
+size costs ten times as much.
 
 >>> import pyarrow as pa
 >>> from gpuclass.policy import compile_policy
@@ -33,7 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ... import constants as C
-from ..._native import audit_columns, cell_text, core, problem_text
+from ..._native import audit_columns, cell_text, core, key_column, problem_text
 from ..ingest.arrow import device_arrays
 from ..pool import iota, pooled_empty
 
@@ -53,8 +57,10 @@ class Runs(NamedTuple):
     unsupported_ids: np.ndarray            # int64: its vendor << 16 | device
 
 
-# Runs held before they are merged into one per server (or twice the servers merged so far).
+# Repeated runs (a server seen before) held before the runs are merged into one per server
+# (or as many as the distinct ones held, whichever is more).
 _COMPACT_AT = 1 << 20
+_SEED = 0x6465_7669_6365_7321  # the key hashes' seed (any fixed value)
 
 
 def _empty_runs(n_cards: int) -> Runs:
@@ -172,8 +178,22 @@ def merge_runs(runs: Runs, group: np.ndarray | None = None, first_run: np.ndarra
     if n_groups == len(runs.first):  # every run its own group, in order: nothing moves
         return runs
     kernel = core if kernel is None else kernel
-    totals, counts = kernel.merge_runs(group, runs.totals, runs.counts, n_groups)
-    rows = np.bincount(group, weights=runs.rows, minlength=n_groups).astype(np.int64)
+    sizes = np.bincount(group, minlength=n_groups)
+    several = np.flatnonzero(sizes > 1)  # the groups of more than one run
+    if len(several) * 4 < n_groups:
+        # few servers come back (a server split by a batch's end): merge only their runs;
+        # every other group is its one run, as it is
+        at = np.full(n_groups, -1, dtype=np.int64)
+        at[several] = np.arange(len(several), dtype=np.int64)
+        mine = np.flatnonzero(at[group] >= 0)
+        sub = at[group[mine]]
+        t, c = kernel.merge_runs(sub, runs.totals[mine], runs.counts[mine], len(several))
+        totals, counts, rows = runs.totals[first_run], runs.counts[first_run], runs.rows[first_run]
+        totals[several], counts[several] = t, c
+        rows[several] = np.bincount(sub, weights=runs.rows[mine], minlength=len(several)).astype(np.int64)
+    else:
+        totals, counts = kernel.merge_runs(group, runs.totals, runs.counts, n_groups)
+        rows = np.bincount(group, weights=runs.rows, minlength=n_groups).astype(np.int64)
     return Runs(runs.keys.take(pa.array(first_run)), runs.first[first_run], rows, totals, counts,
                 [(int(group[run]), row, text) for run, row, text in runs.problems],
                 group[runs.unsupported_run], runs.unsupported_ids)
@@ -187,9 +207,18 @@ class DeviceEngine:
         self.compiled = compiled
         self.kernel = core if kernel is None else kernel
         self.rows = 0            # input rows fed so far
+        self._reset()
+
+    def _reset(self) -> None:
         self._runs: list[Runs] = []
-        self._held = 0           # runs in self._runs
-        self._merged = 0         # runs after the last merge
+        self._held = 0                       # runs in self._runs
+        self._seen = self.kernel.KeySet()    # hashes of the named runs' keys
+        self._named: list[np.ndarray] = []   # per part: the run index of each named run
+        self._n_named = 0
+        self._found: list[np.ndarray] = []   # runs whose key's hash was seen before ...
+        self._prior: list[np.ndarray] = []   # ... and the named run that had it first
+        self._repeated = 0
+        self._types: set[Any] = set()        # the key types of the parts with a named run
 
     def add(self, batch: Any, fields: dict[str, str | None], errors: dict[int, str] | None = None) -> None:
         """Audit one record batch (``errors``: see :func:`audit_batches`)."""
@@ -198,12 +227,66 @@ class DeviceEngine:
             return
         runs = audit_batches([(batch, errors)], fields, self.compiled, self.rows, self.kernel)
         self.rows += n
+        self._hold(runs)
+        if self._repeated > max(_COMPACT_AT, self._held - self._repeated):
+            self._compact()
+
+    @property
+    def held(self) -> int:
+        """Runs held now (one per server seen once merged)."""
+        return self._held
+
+    def _hold(self, runs: Runs) -> None:
+        keys = runs.keys
+        n = len(runs.first)
+        base = self._held
         self._runs.append(runs)
-        self._held += len(runs.first)
-        if self._held > max(_COMPACT_AT, 2 * self._merged):
-            merged = merge_runs(self._joined(), kernel=self.kernel)
-            self._runs, self._held = [merged], len(merged.first)
-            self._merged = self._held
+        self._held += n
+        if keys.null_count == n:
+            return
+        self._types.add(keys.type)
+        named = np.flatnonzero(~np.asarray(keys.is_null(), dtype=bool)) if keys.null_count else iota(n)
+        hashes = self.kernel.key_hashes(key_column(keys.take(named) if keys.null_count else keys, "server"),
+                                        _SEED)
+        found, prior = self._seen.add(hashes, self._n_named)
+        self._named.append(named + base)
+        self._n_named += len(named)
+        if len(found):
+            self._found.append(named[found] + base)
+            self._prior.append(prior)
+            self._repeated += len(found)
+
+    def _grouping(self, runs: Runs) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each run's server group and each group's first run (see :func:`group_runs`), from
+        the hashes seen; None when every run is a server of its own."""
+        if not self._repeated:
+            return None
+        if len(self._types) > 1:  # keys of several types compare as text: group by the keys
+            return group_runs(runs)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        found = _joined(self._found)
+        first = _joined(self._named)[_joined(self._prior)]
+        keys = runs.keys
+        if not pc.all(pc.equal(keys.take(pa.array(found)), keys.take(pa.array(first)))).as_py():
+            return group_runs(runs)  # two keys with one hash: group by the keys themselves
+        ident = np.arange(len(runs.first), dtype=np.int64)
+        rep = ident.copy()
+        rep[found] = first
+        new = rep == ident
+        order = np.cumsum(new) - 1
+        return order[rep], np.flatnonzero(new)
+
+    def _merged(self) -> Runs:
+        runs = self._joined()
+        grouping = self._grouping(runs)
+        return runs if grouping is None else merge_runs(runs, *grouping, kernel=self.kernel)
+
+    def _compact(self) -> None:
+        merged = self._merged()
+        self._reset()
+        self._hold(merged)
 
     def _joined(self) -> Runs:
         parts = self._runs
@@ -223,5 +306,4 @@ class DeviceEngine:
         """The per-server :class:`~gpuclass.audit.results.table.AuditTable` of what was fed."""
         from ..results.table import AuditTable
 
-        runs = merge_runs(self._joined(), kernel=self.kernel)
-        return AuditTable.from_runs(runs, self.compiled, source, db)
+        return AuditTable.from_runs(self._merged(), self.compiled, source, db)

@@ -29,6 +29,28 @@ from .results.columns import COUNT_FIELDS, PASSTHROUGH, card_column, flat_column
 __all__ = ["audit_table", "audit_frame", "audit_device_rows"]
 
 
+_BATCH = 1 << 20  # rows of a table audited at a time
+
+
+def _batches(table: Any, server: str | None, size: int) -> Any:
+    """``table`` a batch of about ``size`` rows at a time, each cut where the server changes
+    (within a few rows of ``size``) so that a server's rows seldom span two batches (the
+    engine merges them wherever they lie; a server that stays whole needs no merging)."""
+    n = table.num_rows
+    column = table.column(server) if server is not None else None
+    start = 0
+    while start < n:
+        end = min(start + size, n)
+        if column is not None and end < n:
+            last = column[end - 1].as_py()
+            for _ in range(64):  # a server has a few rows; past that, cut anywhere
+                if end >= n or column[end].as_py() != last:
+                    break
+                end += 1
+        yield from table.slice(start, end - start).to_batches()
+        start = end
+
+
 def audit_table(data: Any, *, policy: Any = None, server_column: str | None = None,
                 source: str = "table", db: Any = None, kernel: Any = None, progress: Any = None) -> Any:
     """Audit a device table (one PCI function per row) given as columns: a pyarrow Table or
@@ -47,7 +69,7 @@ def audit_table(data: Any, *, policy: Any = None, server_column: str | None = No
     table = as_table(data, server_column)
     fields = field_names(table.column_names, server_column)
     engine = DeviceEngine(compiled, kernel)
-    for batch in table.to_batches(max_chunksize=1 << 20):
+    for batch in _batches(table, fields["server"], _BATCH):
         engine.add(batch, fields)
         if progress is not None:
             progress.advance(batch.num_rows)

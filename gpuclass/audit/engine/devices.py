@@ -218,7 +218,11 @@ class DeviceEngine:
         self._found: list[np.ndarray] = []   # runs whose key's hash was seen before ...
         self._prior: list[np.ndarray] = []   # ... and the named run that had it first
         self._repeated = 0
-        self._types: set[Any] = set()        # the key types of the parts with a named run
+        self._types: set[Any] = set()        # the key types of the parts hashed
+        self._bases: list[int] = []          # per part: the index of its first run
+        self._ordered = True                 # every key so far above the one before ...
+        self._last: Any = None               # ... the last of them
+        self._hashed = 0                     # parts whose keys were hashed
 
     def add(self, batch: Any, fields: dict[str, str | None], errors: dict[int, str] | None = None) -> None:
         """Audit one record batch (``errors``: see :func:`audit_batches`)."""
@@ -237,11 +241,35 @@ class DeviceEngine:
         return self._held
 
     def _hold(self, runs: Runs) -> None:
-        keys = runs.keys
-        n = len(runs.first)
-        base = self._held
+        self._bases.append(self._held)
         self._runs.append(runs)
-        self._held += n
+        self._held += len(runs.first)
+        if self._ordered and self._in_order(runs.keys):
+            return  # keys in strictly rising order so far: no server can have come back
+        self._ordered = False
+        while self._hashed < len(self._runs):  # the parts held in order, then this one
+            self._hash(self._runs[self._hashed].keys, self._bases[self._hashed])
+            self._hashed += 1
+
+    def _in_order(self, keys: Any) -> bool:
+        """Whether ``keys`` rise strictly, from above the last key held (then they are
+        distinct, and none is a server seen before)."""
+        import pyarrow.compute as pc
+
+        n = len(keys)
+        if n == 0:
+            return True
+        if keys.null_count or (self._last is not None and self._last.type != keys.type):
+            return False
+        if self._last is not None and not pc.greater(keys[0], self._last).as_py():
+            return False
+        if n > 1 and not pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py():
+            return False
+        self._last = keys[n - 1]
+        return True
+
+    def _hash(self, keys: Any, base: int) -> None:
+        n = len(keys)
         if keys.null_count == n:
             return
         self._types.add(keys.type)

@@ -191,37 +191,29 @@ class _Streams(io.RawIOBase):
                     return b""
                 self.dec = _decompressor(self.kind)
             dec = self.dec
-            if self.kind == "gzip":
-                if dec.unconsumed_tail:
-                    data = dec.unconsumed_tail
-                else:
-                    if not self._fill(1):
-                        raise DamagedData(f"gzip stream cut short at offset {self.offset}")
-                    data, self.pending = self.pending, b""
-                    self.offset += len(data)
-                out = self._guard(dec.decompress, data, _OUT)
-                if dec.eof:
-                    self._end(dec.unused_data)
-            elif self.kind in ("xz", "bz2"):
+            if self.kind == "gzip" and dec.unconsumed_tail:
+                data = dec.unconsumed_tail  # input it took but has not read yet (counted)
+            elif self.kind in ("xz", "bz2") and not dec.needs_input:
                 data = b""
-                if dec.needs_input:
-                    if not self._fill(1):
-                        raise DamagedData(f"{self.kind} stream cut short at offset {self.offset}")
-                    data, self.pending = self.pending, b""
-                    self.offset += len(data)
-                out = self._guard(dec.decompress, data, _OUT)
-                if dec.eof:
-                    self._end(dec.unused_data)
             else:
-                if not self._fill(1):
-                    raise DamagedData(f"zstd frame cut short at offset {self.offset}")
-                data, self.pending = self.pending[:_ZSTD_IN], self.pending[_ZSTD_IN:]
-                self.offset += len(data)
-                out = self._guard(dec.decompress, data)
-                if dec.eof:
-                    self._end(dec.unused_data)
+                data = self._take(_ZSTD_IN if self.kind == "zstd" else None)
+            # zstd's decompressor takes no output limit: its input is fed in small pieces
+            out = self._guard(dec.decompress, data, *(() if self.kind == "zstd" else (_OUT,)))
+            if dec.eof:
+                self._end(dec.unused_data)
             if out:
                 return out
+
+    def _take(self, limit: int | None) -> bytes:
+        """The next compressed input (at most ``limit`` bytes); a stream that ends here is
+        cut short."""
+        if not self._fill(1):
+            what = "frame" if self.kind == "zstd" else "stream"
+            raise DamagedData(f"{self.kind} {what} cut short at offset {self.offset}")
+        n = len(self.pending) if limit is None else limit
+        data, self.pending = self.pending[:n], self.pending[n:]
+        self.offset += len(data)
+        return data
 
     def _guard(self, fn, *args) -> bytes:
         try:

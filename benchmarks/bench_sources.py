@@ -138,7 +138,8 @@ def test_scan_lspci_process(benchmark, tree):
     if lspci is None:
         recorded.missing("lspci", "apt-get install pciutils")  # a failure in CI
     benchmark.extra_info.update(role="baseline", goal=1.0)
-    cmd = [lspci, "-nnmm", "-D", "-A", "linux-sysfs", "-O", f"sysfs.path={tree}/sys/bus/pci"]
+    cmd = [lspci, "-nnmm", "-D", "-A", "linux-sysfs", "-O", f"sysfs.path={tree}/sys/bus/pci",
+           *recorded.LSPCI_NO_HWDB]
     out = benchmark(lambda: subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     assert parse_lspci_mm(out).device.tolist() == scan_sysfs(tree).device.tolist()
 

@@ -10,6 +10,7 @@ byte.
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import numpy as np
@@ -124,3 +125,22 @@ def test_the_quirks_reach_lspci_corners():
     assert '"" ""' in mm and '2.5\\" NVMe' in mm and 'no bracket..."' in mm
     assert '"Processor [0b80]"' in mm and '"Unknown vendor [1baf]"' in mm and '"Class [1400]"' in mm
     assert "Module:" not in forms["-vmm -nnk"]["stdout"]
+
+
+# udev's hardware database names devices for lspci where pci.ids does not: the live comparisons
+# pass ``-O hwdb.disable=1`` (recorded.LSPCI_NO_HWDB).  CI installs udev beside pciutils so
+# that a machine with the database stays covered; this keeps it installed there.
+_HWDB = ("/etc/udev/hwdb.bin", "/usr/lib/udev/hwdb.bin", "/lib/udev/hwdb.bin")
+
+
+def test_live_comparisons_run_beside_udevs_hardware_database():
+    if not any(os.path.exists(p) for p in _HWDB):
+        recorded.missing("udev's hwdb.bin", "apt-get install udev",
+                         "the live comparisons ran on a machine without it")
+    lspci = recorded.live_lspci()
+    if lspci is None:
+        recorded.missing("lspci", "apt-get install pciutils")
+    # the option the comparisons pass is one this lspci knows (an unknown -O is an error)
+    proc = subprocess.run([lspci, *recorded.LSPCI_NO_HWDB, "-nn"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr

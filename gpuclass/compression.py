@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO
 
-from .errors import InputError
+from .errors import InputError, MissingExtraError
 
 __all__ = ["MAGIC", "SUFFIXES", "STDLIB_KINDS", "compression_of", "plain_name", "decompressing", "errors", "DamagedData"]
 
@@ -60,7 +60,7 @@ def decompressing(raw: IO[bytes], kind: str, name: str) -> IO[bytes]:
         try:
             import zstandard  # noqa: F401
         except ImportError as exc:
-            raise InputError(f"{name}: reading zstd needs zstandard: pip install 'gpuclass[audit]'") from exc
+            raise MissingExtraError("zstandard", "audit", f"{name}: reading zstd") from exc
     return io.BufferedReader(_Streams(raw, kind), _CHUNK)
 
 

@@ -29,6 +29,9 @@ __all__ = [
     "PolicyError",
     "ManifestError",
     "QuantityError",
+    "MissingExtraError",
+    "EXTRAS",
+    "missing_extra",
 ]
 
 
@@ -171,3 +174,59 @@ class QuantityError(GpuclassError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.text, self.reason))
+
+
+# The optional modules gpuclass imports, each with the extra that installs it (pyproject.toml's
+# optional-dependencies) and the distribution's name on PyPI.
+EXTRAS: dict[str, tuple[str, str]] = {
+    "ahocorasick": ("audit", "pyahocorasick"),
+    "tqdm": ("audit", "tqdm"),
+    "zstandard": ("audit", "zstandard"),
+    "pyarrow": ("dataframes", "pyarrow"),
+    "pandas": ("dataframes", "pandas"),
+    "matplotlib": ("report", "matplotlib"),
+    "dask": ("dask", "dask"),
+    "distributed": ("dask", "distributed"),
+}
+
+
+class MissingExtraError(InputError, ImportError):
+    """An optional dependency that is not installed: ``module`` is the one missing, ``extra``
+    the gpuclass extra that installs it, ``purpose`` what needed it.  An ``InputError`` (the
+    command line's exit 2: what was asked for cannot run here as installed) and an
+    ``ImportError``.
+
+    >>> str(MissingExtraError("ahocorasick", "audit", "free-text matching"))
+    "free-text matching needs pyahocorasick, which is not installed: pip install 'gpuclass[audit]'"
+    """
+
+    def __init__(self, module: str, extra: str = "", purpose: str = "") -> None:
+        self.module = module
+        self.extra = extra = extra or EXTRAS.get(module, ("all", module))[0]
+        self.purpose = purpose
+        dist = EXTRAS.get(module, (extra, module))[1]
+        said = f"{purpose} needs {dist}, which is not installed" if purpose else f"{dist} is not installed"
+        super().__init__(f"{said}: pip install 'gpuclass[{extra}]'")
+        self.name = module
+
+    def __reduce__(self):
+        return (type(self), (self.module, self.extra, self.purpose))
+
+
+def missing_extra(exc: BaseException) -> MissingExtraError | None:
+    """The :class:`MissingExtraError` an import failure stands for, when the module it could
+    not import (or one that module needs) is one of gpuclass's optional dependencies."""
+    if isinstance(exc, MissingExtraError):
+        return exc
+    seen = set()
+    while isinstance(exc, ImportError) and id(exc) not in seen:
+        seen.add(id(exc))
+        name = exc.name
+        if not name and exc.args and isinstance(exc.args[0], str):  # ImportError("No module named 'x'")
+            said = exc.args[0].partition("No module named ")[2].strip("'\"")
+            name = said or None
+        name = (name or "").partition(".")[0]
+        if name in EXTRAS:
+            return MissingExtraError(name, EXTRAS[name][0])
+        exc = exc.__cause__ or exc.__context__
+    return None

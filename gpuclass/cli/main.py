@@ -26,7 +26,7 @@ import sys
 
 import gpuclass
 
-from ..errors import GpuclassError, InputError
+from ..errors import GpuclassError, InputError, missing_extra
 from .options import EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError, printable
 
 EPILOG = """examples:
@@ -136,6 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("gpuclass: interrupted", file=sys.stderr)
         return 130
+    except ImportError as exc:  # an optional dependency a deeper import needed: name its extra
+        extra = missing_extra(exc)
+        if extra is None:
+            raise
+        print(printable(f"gpuclass: error: {args.command}: {extra}"), file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

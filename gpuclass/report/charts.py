@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, MissingExtraError
 from .escape import visible
 
 __all__ = ["price_svg", "histogram_svg", "data_uri", "require", "LABEL_LIMIT"]
@@ -41,7 +41,7 @@ def require() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise InputError("HTML reports need matplotlib: pip install 'gpuclass[report]'") from exc
+        raise MissingExtraError("matplotlib", "report", "HTML reports") from exc
 
 
 @contextmanager

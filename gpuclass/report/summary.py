@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..audit.results.reports import AuditSummary, ServerReport
-from ..errors import InputError
+from ..errors import InputError, MissingExtraError
 from ..pcinames import near_miss
 from ..policy import compile_policy
 from .escape import storable
@@ -393,7 +393,7 @@ def fleet_summary(reports: Iterable[ServerReport], *, policy: Any = None,
     try:
         import pyarrow  # noqa: F401
     except ImportError as exc:
-        raise InputError("fleet_summary needs pyarrow: pip install 'gpuclass[report]'") from exc
+        raise MissingExtraError("pyarrow", "report", "fleet_summary") from exc
     fleet = _Fleet(compile_policy(policy), currency, top, keep_flagged)
     for r in reports:
         fleet.add(r)

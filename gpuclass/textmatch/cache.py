@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - an interpreter without the C pickle
     from pickle import loads as _loads
 
 from ..cachedir import cache_dir, make_cache_dir, prune, trust_problem, write_atomic
+from ..errors import MissingExtraError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +63,10 @@ def _code_identity() -> str:
             out.append(_identity(os.path.join(here, name)))
         except OSError:
             out.append(name)
-    import ahocorasick
+    try:
+        import ahocorasick
+    except ImportError as exc:
+        raise MissingExtraError("ahocorasick", "audit", "free-text matching") from exc
 
     lib = getattr(ahocorasick, "__file__", None)
     if lib:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 else:
     from ..lazy import NamedTuple
 
-from ..errors import InputError
+from ..errors import InputError, MissingExtraError
 from .clauses import refine
 from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry,
                       EntryTable, WordTable)
@@ -170,8 +170,7 @@ class TextMatcher:
         try:
             import ahocorasick
         except ImportError as exc:  # an optional extra: say which
-            raise InputError("free-text matching needs pyahocorasick: "
-                             "pip install 'gpuclass[audit]'") from exc
+            raise MissingExtraError("ahocorasick", "audit", "free-text matching") from exc
         self.compiled = compile_policy(policy)
         self.card_ids = self.compiled.card_ids
         self.card_names = tuple(c["name"] for c in self.compiled.cards)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ...errors import InputError, SourceError
+from ...errors import InputError, MissingExtraError, SourceError
 from .columns import device_columns
 
 __all__ = ["parquet_batches"]
@@ -33,7 +33,7 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise InputError("reading Parquet needs pyarrow: pip install 'gpuclass[dataframes]'") from exc
+        raise MissingExtraError("pyarrow", "dataframes", "reading Parquet") from exc
     import pyarrow as pa
 
     where = name or str(getattr(source, "name", source))

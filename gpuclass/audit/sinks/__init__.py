@@ -15,6 +15,7 @@ run (:mod:`gpuclass.audit.results`), writes them, and adds them to the run's tot
 from __future__ import annotations
 
 import io
+import itertools
 import sys
 
 TYPE_CHECKING = False
@@ -89,7 +90,7 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
     if fmt not in OUTPUT_FORMATS:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(OUTPUT_FORMATS)}")
     summary = AuditSummary()
-    chunks = chunks_of(reports)
+    chunks = _first_read(chunks_of(reports))
     if fmt == "parquet":
         if out is None or isinstance(out, io.TextIOBase):
             raise InputError("parquet output needs a file: give a path or a binary file (-o FILE)")
@@ -117,3 +118,15 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
 
 def _skipped(summary: AuditSummary, reports: Any) -> None:
     summary.skipped = list(getattr(reports, "skipped", ()))
+
+
+def _first_read(chunks: Iterable[Any]) -> Iterator[Any]:
+    """The chunks, the first one read before this returns: what fails before any report
+    exists (an input that cannot be read, an optional dependency that is missing) fails
+    before the sink writes a header, so the output holds nothing rather than a torn start."""
+    it = iter(chunks)
+    try:
+        first = next(it)
+    except StopIteration:
+        return iter(())
+    return itertools.chain((first,), it)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -285,20 +285,41 @@ class AuditRun:
     :meth:`chunks` gives the same run as the engines' chunks (a listing's reports a batch
     at a time, a device table's servers as one :class:`~gpuclass.audit.results.table.AuditTable`),
     for the sinks.
+
+    Read to its end, a run can be read again: it audits its inputs again, as they are then
+    (``fleet_summary(run)`` and ``write_reports(run, ...)`` of one run both see every server).
+    A run that read standard input cannot: a second read is an
+    :class:`~gpuclass.errors.InputError` that says so, never an empty run.
     """
 
-    def __init__(self, gen: Iterator[Any], ctx: _Context) -> None:
-        self._gen = gen
+    def __init__(self, start: Callable[[bool], tuple[Iterator[Any], _Context]], rereadable: bool) -> None:
+        self._start = start
+        self._gen, self._ctx = start(True)
         self._reports: Iterator[ServerReport] = iter(())
-        self._ctx = ctx
-        self.skipped = ctx.skipped
+        self._rereadable = rereadable
+        self._done = False
+        self.skipped = self._ctx.skipped
 
     @property
     def compiled(self) -> Any:
         """The run's compiled policy."""
         return self._ctx.compiled()
 
+    def _again(self) -> None:
+        """Once the run is read to its end, a new read audits the inputs again (standard
+        input cannot be read twice: that is an InputError saying so)."""
+        if not self._done:
+            return
+        if not self._rereadable:
+            raise InputError("this audit read standard input, which can be read once: keep its "
+                             "reports (reports = list(audit_paths(...))) to use them twice")
+        self._gen, self._ctx = self._start(False)
+        self._reports = iter(())
+        self._done = False
+        self.skipped = self._ctx.skipped
+
     def __iter__(self) -> AuditRun:
+        self._again()
         return self
 
     def __next__(self) -> ServerReport:
@@ -306,14 +327,20 @@ class AuditRun:
             r = next(self._reports, None)
             if r is not None:
                 return r
-            self._reports = iter(next(self._gen).reports())
+            try:
+                self._reports = iter(next(self._gen).reports())
+            except StopIteration:
+                self._done = True
+                raise
 
     def chunks(self) -> Iterator[Any]:
         """The run as it comes, in input order: :mod:`gpuclass.audit.results` chunks."""
+        self._again()
         rest = list(self._reports)
         if rest:
             yield ReportBatch(rest)
         yield from self._gen
+        self._done = True
 
 
 def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", policy: Any = None,
@@ -344,16 +371,18 @@ def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", polic
             raise SourceError(p, None, "no such file or directory")
     for p in names:
         _preflight(p, kind, text_column)
-    bar: Progress | None
-    if progress is True:
-        from .progress import Progress
+    def start(first: bool) -> tuple[Iterator[Any], _Context]:
+        bar: Progress | None = None
+        if first and progress is True:
+            from .progress import Progress
 
-        bar = Progress(sum(_size(p) for p in names))
-    else:
-        bar = progress or None
-    ctx = _Context(policy, text_column, server_column, limits or Limits(), bar)
+            bar = Progress(sum(_size(p) for p in names))
+        elif first:
+            bar = progress or None
+        ctx = _Context(policy, text_column, server_column, limits or Limits(), bar)
+        return generate(ctx, bar), ctx
 
-    def generate() -> Iterator[Any]:
+    def generate(ctx: _Context, bar: Progress | None) -> Iterator[Any]:
         try:
             items: Iterator[Any] = (c for p in names for c in _path_chunks(ctx, p, kind))
             if latest:
@@ -365,7 +394,7 @@ def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", polic
         finally:
             if bar is not None:
                 bar.close()
-    return AuditRun(generate(), ctx)
+    return AuditRun(start, "-" not in names)
 
 
 def _preflight(path: str, kind: str, text_column: str | None) -> None:

@@ -19,7 +19,7 @@ import pytest
 from gpuclass.errors import EXTRAS, InputError, MissingExtraError, missing_extra
 
 FEED = {"server": [{"id": 7, "description": ["GPU - GeForce GTX 1080"], "price": 40}]}
-CSV = "server,vendor,device\nsrv1,10de,1b80\n"
+CSV = "server,vendor,device,class\nsrv1,10de,1b80,0300\n"
 
 
 def _blocker(tmp_path, module: str) -> str:

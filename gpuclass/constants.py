@@ -23,7 +23,7 @@ __all__ = [
     "GFD_PRODUCT", "GFD_COUNT", "GFD_REPLICAS", "GFD_SHARED_SUFFIX", "GPU_PRESENCE_LABELS",
     "LABEL_TRUE", "DEVICE_PLUGIN_CONFIG_LABEL", "DEVICE_PLUGIN_DEFAULT_CONFIG", "GPU_POOL_LABEL",
     "NFD_NODE_NAME_LABEL", "NFD_PCI_GPU_LABELS", "NFD_PCI_VENDOR_LABEL", "KERNEL_MODULES", "PROPRIETARY_ONLY_FAMILIES",
-    "OPEN_ONLY_FAMILIES", "EITHER_MODULE_FAMILIES", "accepted_kernel_modules",
+    "OPEN_ONLY_FAMILIES", "EITHER_MODULE_FAMILIES", "GPU_FAMILIES", "accepted_kernel_modules",
 ]
 
 # -- per-device status (uint8 in every result array; part of the array API) ----------
@@ -109,6 +109,9 @@ PROPRIETARY_ONLY_FAMILIES = frozenset({"kepler", "maxwell", "pascal", "volta"})
 OPEN_ONLY_FAMILIES = frozenset({"blackwell"})
 # Turing and later until Blackwell: either flavour.
 EITHER_MODULE_FAMILIES = frozenset({"turing", "ampere", "ada-lovelace", "hopper"})
+# every NVIDIA GPU architecture a policy may name (its cards' ``family``): a name outside
+# these is a typo, refused (``blackwel`` would otherwise pick no kernel-module rule)
+GPU_FAMILIES = PROPRIETARY_ONLY_FAMILIES | OPEN_ONLY_FAMILIES | EITHER_MODULE_FAMILIES
 
 
 def flag_names(flags: int) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,18 @@ def _check_format(format: str) -> str:
     return fmt
 
 
+class BareNumber(str):
+    """An unquoted YAML scalar of decimal digits (``2684``, ``0300``), kept as its text: a
+    count reads it as the number it is, an ID refuses it (is ``0300`` the class 0300, octal
+    192 or decimal 300?), as JSON's and TOML's numbers are refused there."""
+
+    __slots__ = ()
+
+
+_DIGITS = re.compile(r"^[-+]?[0-9][0-9_]*$")
+_BARE_TAG = "tag:gpuclass,2026:bare-number"
+
+
 def _yaml_loader():
     import yaml
 
@@ -56,7 +69,29 @@ def _yaml_loader():
         k: [(tag, rx) for tag, rx in v if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
         for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
+
+    # an unquoted run of digits resolves to a tag of its own (quoted text never resolves)
+    Loader.add_implicit_resolver(_BARE_TAG, _DIGITS, list("-+0123456789"))
+    Loader.add_constructor(_BARE_TAG, lambda loader, node: BareNumber(loader.construct_scalar(node)))
     return Loader
+
+
+_HEX = re.compile(r"(0[xX])?[0-9a-fA-F]+")
+
+
+def _yaml_dumper():
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        """The safe dumper, quoting every text that reads as hex: IDs are written as the
+        quoted strings a policy file must hold (``'10de'``, ``'2684'``), never bare."""
+
+    def text(dumper, value):
+        style = "'" if _HEX.fullmatch(value) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return Dumper
 
 
 def parse_document(text: str | bytes, format: str, source: str | None = None) -> Any:
@@ -134,6 +169,6 @@ def dump_document(data: Any, format: str = "json") -> str:
         return json.dumps(data, indent=2) + "\n"
     if fmt == "yaml":
         import yaml
-        return yaml.safe_dump(data, sort_keys=False)
+        return yaml.dump(data, Dumper=_yaml_dumper(), sort_keys=False)
     import tomli_w
     return tomli_w.dumps(data)

@@ -38,16 +38,18 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
-from ..constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA, SLICES_PER_CARD, accepted_kernel_modules
+from ..constants import (COMPANION_CLASSES, GPU_CLASSES, GPU_FAMILIES, NVIDIA, SLICES_PER_CARD,
+                         accepted_kernel_modules)
 from ..errors import PolicyError
 from ..ids import id_value
 from .compile import CompiledPolicy, compile_data
 from .default import DEFAULT_POLICY
-from .files import dump_document, format_for, parse_document, read_document
+from .files import BareNumber, dump_document, format_for, parse_document, read_document
 
 __all__ = ["MatchRule", "DenyRule", "Card", "Policy", "RuleMatch", "load_policy"]
 
@@ -63,6 +65,10 @@ def _hex16(value: Any, info: ValidationInfo) -> int:
         if 0 <= value <= 0xFFFF:
             return value
         raise PydanticCustomError("hex_id", "{value} does not fit in 16 bits", {"value": value})
+    if isinstance(value, BareNumber) and info.context and info.context.get("ids_as_text"):
+        raise PydanticCustomError(
+            "hex_id", "write IDs as quoted hex strings such as \"1b80\", not the bare number {value}",
+            {"value": str(value)})
     if isinstance(value, str):
         parsed = id_value(value)
         if parsed is not None:
@@ -118,11 +124,20 @@ class Card(BaseModel):
     model_config = _STRICT
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)]
     name: Annotated[str, Field(min_length=1)]
-    family: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
+    family: Annotated[str, WithJsonSchema({"enum": sorted(GPU_FAMILIES)})]
     kernel_module: Literal["proprietary", "open"]
     match: Annotated[list[MatchRule], Field(min_length=1)]
     aliases: list[Annotated[str, Field(min_length=1)]] = []
     slices: Annotated[int, Field(ge=2, le=0xFFFF)] | None = None
+
+    @field_validator("family")
+    @classmethod
+    def _known_family(cls, family: str) -> str:
+        if family not in GPU_FAMILIES:  # a typo would pick the wrong kernel modules
+            raise PydanticCustomError("family", "unknown family '{family}'{hint}; known: {known}", {
+                "family": family, "hint": _did_you_mean(family, GPU_FAMILIES),
+                "known": ", ".join(sorted(GPU_FAMILIES))})
+        return family
 
     @model_validator(mode="after")
     def _module_fits_family(self):
@@ -264,20 +279,64 @@ def _loc_path(loc: tuple) -> str:
     return out
 
 
+def _did_you_mean(word: str, choices) -> str:
+    import difflib
+
+    choices = sorted(choices)
+    close = [c for c in choices if word and c.startswith(word)][:1] or \
+        difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _policy_error(exc: ValidationError, source: str | None) -> PolicyError:
-    errors = []
+    raw = []
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        raw.append((loc, err))
+    # a misspelled key is an unknown field beside a missing one: name both in one problem
+    # ("unknown field 'kernel_modul' (did you mean 'kernel_module'?)"), and put it first, not
+    # among "and 3 more" behind the missing field it stands for
+    unknown = {loc[:-1]: [] for loc, err in raw if err["type"] == "extra_forbidden"}
+    for loc, err in raw:
+        if err["type"] == "extra_forbidden":
+            unknown[loc[:-1]].append(str(loc[-1]))
+    missing = {loc for loc, err in raw if err["type"] == "missing"}
+    first, rest = [], []
+    for loc, err in raw:
         path = _loc_path(loc)
         ctx = err.get("ctx") or {}
         if "path" in ctx:  # a model-level check that knows which field it is about
             path = f"{path}.{ctx['path']}" if path else ctx["path"]
         reason = ctx.get("reason", err["msg"])
         if err["type"] == "extra_forbidden":
-            reason = "unknown field"
-        errors.append((path, reason))
+            siblings = [str(m[-1]) for m in missing if m[:-1] == loc[:-1]]
+            fields = _fields_at(loc[:-1])
+            reason = f"unknown field {loc[-1]!r}{_did_you_mean(str(loc[-1]), siblings or fields)}"
+            first.append((path, reason))
+            continue
+        if err["type"] == "missing" and any(
+                _did_you_mean(str(loc[-1]), [u]) for u in unknown.get(loc[:-1], ())):
+            continue  # said by the unknown field that misspells it
+        rest.append((path, reason))
+    errors = first + rest
     path, reason = errors[0]
     return PolicyError(path, reason, errors, source)
+
+
+def _fields_at(loc: tuple) -> list[str]:
+    """The field names of the model at ``loc`` of a policy document."""
+    model: Any = Policy
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return []
+        inner = {"cards": Card, "match": MatchRule, "deny": DenyRule}.get(part)
+        if inner is None:
+            return []
+        model = inner
+    return list(model.model_fields)
 
 
 def load_policy(path: str | os.PathLike | None = None) -> Policy:

@@ -79,10 +79,66 @@ def test_round_trip_through_files(tmp_path, fmt):
     assert "1e30" in text and "12ba" in text
 
 
-def test_yaml_numbers_stay_hex_ids():
-    p = Policy.loads("gpu_classes: [0300, 0302]\ngpu_vendors: [10de]\nslices_per_card: 8\n", "yaml")
+def test_yaml_quoted_ids_are_hex_and_counts_stay_numbers():
+    p = Policy.loads("gpu_classes: ['0300', \"0302\"]\ngpu_vendors: [10de]\nslices_per_card: 8\n", "yaml")
     assert p.gpu_classes == [0x0300, 0x0302]   # not octal 192
+    assert p.gpu_vendors == [0x10DE]           # not a number in any reading: text
     assert p.slices_per_card == 8
+
+
+@pytest.mark.parametrize("field, text", [
+    ("gpu_classes[0]", "gpu_classes: [0300]\n"),
+    ("gpu_vendors[0]", "gpu_vendors: [4318]\n"),
+    ("cards[0].match[0].device", "cards:\n- {id: a, name: A, family: ada-lovelace, kernel_module: open,\n"
+                                 "   match: [{vendor: 10de, device: 2684}]}\n"),
+    ("deny[0].subdevice", "deny:\n- {vendor: 10de, device: 1e30, subvendor: 10de, subdevice: 129_0}\n"),
+])
+def test_yaml_bare_numbers_are_refused_as_in_json_and_toml(field, text):
+    """``device: 2684`` in YAML is a number to a reader (is it hex 2684 or decimal?): refused
+    naming the field, as JSON's and TOML's numbers are; ``policy show`` writes IDs quoted."""
+    err = error_of(text, "yaml")
+    assert err.path == field and "quoted hex" in err.reason
+    assert Policy.loads(Policy.loads(text.replace("0300", "'0300'").replace("4318", "'10de'")
+                                     .replace("2684", "'2684'").replace("129_0", "'1290'"), "yaml")
+                        .dumps("yaml"), "yaml")
+
+
+def test_policy_show_quotes_every_id_and_reads_back():
+    text = Policy.default().dumps("yaml")
+    for line in text.splitlines():
+        key, _, value = line.strip().lstrip("- ").partition(": ")
+        if key in ("vendor", "device", "subvendor", "subdevice") or (not _ and line.strip().startswith("- ")
+                                                                      and key[:1].isdigit()):
+            assert (value or key)[0] == "'", line
+    assert Policy.loads(text, "yaml") == Policy.default()
+
+
+@pytest.mark.parametrize("typo, family", [("blackwel", "blackwell"), ("ada", "ada-lovelace"),
+                                          ("Pascal", "pascal"), ("lovelace", "ada-lovelace")])
+def test_an_unknown_family_is_refused_with_the_family_it_misspells(typo, family):
+    for fmt, text in (("yaml", f"cards:\n- {{id: a, name: A, family: {typo}, kernel_module: open,\n"
+                               "   match: [{vendor: '10de', device: '2b85'}]}\n"),
+                      ("json", json.dumps({"cards": [card(family=typo)]}))):
+        err = error_of(text, fmt)
+        assert err.path == "cards[0].family" and f"'{typo}'" in err.reason, err
+        assert f"did you mean '{family}'" in err.reason or family in err.reason
+
+
+@pytest.mark.parametrize("typo, field, at", [
+    ("kernel_modul", "kernel_module", "cards[0]"), ("familly", "family", "cards[0]"),
+    ("slice_per_card", "slices_per_card", ""), ("venodr", "vendor", "cards[0].match[0]"),
+])
+def test_a_misspelled_key_is_the_first_problem_and_names_the_key_it_misspells(typo, field, at):
+    data = {"cards": [card()]}
+    target = data if not at else data["cards"][0] if at == "cards[0]" else data["cards"][0]["match"][0]
+    if field in target:
+        target[typo] = target.pop(field)
+    else:
+        target[typo] = 4
+    err = error_of(json.dumps(data), "json")
+    assert err.path == (f"{at}.{typo}" if at else typo)
+    assert f"unknown field '{typo}'" in err.reason and f"did you mean '{field}'" in err.reason
+    assert not any("required" in r for p, r in err.errors if p.endswith(field))
 
 
 def test_ids_accept_0x_prefix_and_ints_from_python():
@@ -147,8 +203,8 @@ def test_file_errors_name_the_file(tmp_path):
 
 
 def test_toml_ints_are_refused_not_guessed():
-    err = error_of('[[cards]]\nid = "a"\nname = "A"\nfamily = "ada"\nkernel_module = "open"\n'
-                   '[[cards.match]]\nvendor = "10de"\ndevice = 2684\n', "toml")
+    err = error_of('[[cards]]\nid = "a"\nname = "A"\nfamily = "ada-lovelace"\n'
+                   'kernel_module = "open"\n[[cards.match]]\nvendor = "10de"\ndevice = 2684\n', "toml")
     assert err.path == "cards[0].match[0].device"
 
 

@@ -5,6 +5,10 @@ Compiler directives live here, in one place.  Environment switches:
 - ``GPUCLASS_CYTHON_DEBUG=1``: bounds, wraparound and division checks back on, and
   debug info kept (otherwise the extension is built without it and stripped).
 - ``GPUCLASS_SANITIZE=1``: also compile with AddressSanitizer and UBSan (debug info kept).
+- ``GPUCLASS_REQUIRE_COMPILED=1``: a core that does not compile fails the build.  Without it,
+  a machine that cannot compile the core (no C compiler, no Python headers) gets a warning
+  and the package without its extensions: the pure-Python twin runs, with the same answers,
+  many times slower (``gpuclass --version`` says which core runs).
 
 The bundled ``data/pci.ids`` is copied into the package at build time so that
 the wheel carries it and an installed gpuclass finds it without the source tree.
@@ -13,11 +17,14 @@ the wheel carries it and an installed gpuclass finds it without the source tree.
 import glob
 import os
 import shutil
+import sys
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
+from setuptools.errors import CCompilerError, ExecError, PlatformError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEBUG = os.environ.get("GPUCLASS_CYTHON_DEBUG") == "1"
@@ -83,7 +90,62 @@ class BuildPyWithData(build_py):
         shutil.copyfile(src, os.path.join(dst_dir, "pci.ids"))
 
 
+REQUIRE_COMPILED = os.environ.get("GPUCLASS_REQUIRE_COMPILED") == "1"
+_CANNOT_COMPILE = (CCompilerError, ExecError, PlatformError, OSError)
+
+
+class OptionalBuildExt(build_ext):
+    """Build the native core; where this machine cannot compile it, warn and go on without
+    it (the pure-Python twin then runs), unless GPUCLASS_REQUIRE_COMPILED=1."""
+
+    def run(self):
+        self._failed = set()
+        try:
+            super().run()
+        except _CANNOT_COMPILE as exc:
+            self._without(None, exc)
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except _CANNOT_COMPILE as exc:
+            self._without(ext, exc)
+
+    def _built(self):
+        failed = getattr(self, "_failed", set())
+        return [e for e in self.extensions if e.name not in failed and "*" not in failed]
+
+    def copy_extensions_to_source(self):  # --inplace: only what was built
+        every = self.extensions
+        self.extensions = self._built()
+        try:
+            super().copy_extensions_to_source()
+        finally:
+            self.extensions = every
+
+    def get_outputs(self):
+        every = self.extensions
+        self.extensions = self._built()
+        try:
+            return super().get_outputs()
+        finally:
+            self.extensions = every
+
+    def _without(self, ext, exc):
+        if REQUIRE_COMPILED:
+            raise exc
+        self._failed.add(ext.name if ext is not None else "*")
+        what = f"the native core ({ext.name})" if ext is not None else "the native core"
+        bar = "*" * 78
+        sys.stderr.write(
+            f"\n{bar}\nWARNING: gpuclass: {what} could not be compiled: {exc}\n"
+            "gpuclass installs without it and runs its pure-Python twin: the same answers, many\n"
+            "times slower ('gpuclass --version' says which core runs). Install a C compiler and\n"
+            "the Python headers (Debian: apt-get install gcc python3-dev) and reinstall for the\n"
+            f"compiled core.\n{bar}\n\n")
+
+
 setup(
     ext_modules=cythonize(extensions, compiler_directives=directives, quiet=True),
-    cmdclass={"build_py": BuildPyWithData},
+    cmdclass={"build_py": BuildPyWithData, "build_ext": OptionalBuildExt},
 )

@@ -108,6 +108,12 @@ def test_every_type_in_process(role, t, make, ok):
     table = _table(role, t, make)
     _check(lambda: list(gpuclass.audit_table(table).reports()), role, t, ok, "table")
     _check(lambda: list(gpuclass.audit_table(table.to_batches()[0]).reports()), role, t, ok, "table")
+    try:
+        frame = gpuclass.audit_frame(table)
+    except InputError as exc:
+        assert not ok and str(exc).startswith(f"table: column {role!r} holds "), exc
+    else:
+        assert ok and sum(frame.column("rows").to_pylist()) == 2
 
 
 @pytest.mark.parametrize("role, t, make, ok", CASES)
@@ -138,6 +144,22 @@ def test_a_column_named_twice_is_refused_at_every_door(role, tmp_path):
             list(audit_paths([str(p)]))
         with pytest.raises(InputError, match=str(p)):
             list(audit_paths([str(p)]))
+
+
+@pytest.mark.parametrize("role, t, make, ok", CASES)
+def test_every_type_through_pandas(role, t, make, ok):
+    """The same columns as pandas holds them (lists as arrays of objects, view types as
+    text): read, or the typed refusal."""
+    try:
+        frame = _table(role, t, make).to_pandas()
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError, NotImplementedError):
+        pytest.skip(f"pandas does not hold {t}")
+    try:
+        reports = list(gpuclass.audit_table(frame).reports())
+    except InputError as exc:
+        assert not ok and str(exc).startswith(f"table: column {role!r} holds "), exc
+    else:
+        assert sum(r.rows for r in reports) == 2
 
 
 def test_pandas_columns_mixing_text_and_numbers_are_read():

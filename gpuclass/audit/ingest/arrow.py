@@ -43,7 +43,7 @@ from typing import Any
 from ...errors import InputError
 from .columns import DEVICE_FIELDS, field_names
 
-__all__ = ["as_table", "device_arrays", "plain_column", "refusal", "check_schema", "column_array",
+__all__ = ["as_table", "device_arrays", "plain_column", "refusal", "check_schema", "is_view", "column_array",
            "integer_text", "cell_text_of"]
 
 _BITS = {"vendor": 16, "device": 16, "subvendor": 16, "subdevice": 16, "class": 24}
@@ -158,7 +158,8 @@ def _text(arr: Any) -> Any:
     return pc.cast(arr, pa.string())
 
 
-def _is_view(t: Any) -> bool:
+def is_view(t: Any) -> bool:
+    """Whether ``t`` is ``string_view`` or ``binary_view`` (few compute kernels take them)."""
     import pyarrow as pa
 
     return any(getattr(pa.types, f, lambda _: False)(t) for f in ("is_string_view", "is_binary_view"))
@@ -176,7 +177,7 @@ def _readable(t: Any) -> bool:
     reads as they are or as their text: the one list of what a device column may be."""
     import pyarrow as pa
 
-    return (pa.types.is_string(t) or pa.types.is_large_string(t) or _is_view(t) or _is_bytes(t)
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or is_view(t) or _is_bytes(t)
             or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
             or pa.types.is_null(t) or pa.types.is_decimal(t)
             or (pa.types.is_temporal(t) and not pa.types.is_interval(t)))
@@ -228,7 +229,7 @@ def _decoded(arr: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if _is_view(arr.type) or pa.types.is_fixed_size_binary(arr.type):
+    if is_view(arr.type) or pa.types.is_fixed_size_binary(arr.type):
         arr = pc.cast(arr, pa.large_binary())
     target = pa.large_string() if pa.types.is_large_binary(arr.type) else pa.string()
     try:
@@ -246,7 +247,7 @@ def _server(arr: Any) -> Any:
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t) or pa.types.is_null(t):
         return arr
-    if _is_view(t) and not _is_bytes(t):
+    if is_view(t) and not _is_bytes(t):
         return pc.cast(arr, pa.large_string())
     if _is_bytes(t):
         return _decoded(arr)
@@ -269,7 +270,7 @@ def _ids(arr: Any) -> Any:
             or pa.types.is_large_binary(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
             or pa.types.is_null(t)):
         return arr
-    if _is_view(t) or pa.types.is_fixed_size_binary(t):
+    if is_view(t) or pa.types.is_fixed_size_binary(t):
         return pc.cast(arr, pa.large_binary() if _is_bytes(t) else pa.large_string())
     return _text(arr)
 

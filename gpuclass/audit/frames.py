@@ -206,6 +206,8 @@ def _finish(data: Any, kind: str, out: Any, card_ids: list[str], id_name: str | 
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from .ingest.arrow import is_view
+
     for c in (*COUNT_FIELDS, *map(card_column, card_ids)):
         out = out.set_column(out.schema.get_field_index(c), c, out.column(c).cast(pa.int64()))
     first = out.column("row").to_numpy() - 1 if out.num_rows else np.empty(0, np.int64)
@@ -221,7 +223,10 @@ def _finish(data: Any, kind: str, out: Any, card_ids: list[str], id_name: str | 
             frame["server"] = ids
         return frame
     if id_name is not None:
-        ids = data.column(id_name).take(pa.array(first))
+        ids = data.column(id_name)
+        if is_view(ids.type):  # the same values, in a type Arrow can take from
+            ids = ids.cast(pa.large_binary() if "binary" in str(ids.type) else pa.large_string())
+        ids = ids.take(pa.array(first))
         if nameless.any():
             ids = pc.if_else(pa.array(nameless), pa.scalar(None, ids.type), ids)
         out = out.set_column(out.schema.get_field_index("server"), "server", ids)

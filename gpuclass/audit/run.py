@@ -191,7 +191,7 @@ def _csv_chunks(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator
 
         table.one_line = True  # IDs and server names never span lines: a quote is stray
         engine = DeviceEngine(ctx.compiled())
-        for batch, fields, errors in device_batches(rows, header, ctx.server_column):
+        for batch, fields, errors in device_batches(rows, header, ctx.server_column, name):
             engine.add(batch, fields, errors)
         yield engine.result(name)
     else:

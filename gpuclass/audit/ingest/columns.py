@@ -55,23 +55,43 @@ def pick_column(header: Sequence[object], wanted: Sequence[str], given: str | No
     return next((low.index(w) for w in wanted if w in low), None)
 
 
-def device_columns(header: Sequence[object], server_column: str | None) -> dict[str, int | None]:
+def device_columns(header: Sequence[object], server_column: str | None,
+                   where: str | None = None) -> dict[str, int | None]:
     """The index of each of ``DEVICE_FIELDS`` among ``header`` (None: absent); an
-    :class:`InputError` where a required one is missing or the server column named by
-    ``server_column`` is not there."""
+    :class:`InputError` (naming ``where``, the file or "table", where given) where a
+    required one is missing, the server column named by ``server_column`` is not there,
+    or a column the table is read by is named twice (which of the two would be read is
+    a guess, and Arrow refuses to select it).
+
+    >>> device_columns(["server", "vendor", "device", "Device", "class"], None, "t.csv")
+    Traceback (most recent call last):
+    ...
+    gpuclass.errors.InputError: t.csv: column 'device' is named 2 times (header: ['server', 'vendor', 'device', 'Device', 'class'])
+    """
+    at = f"{where}: " if where else ""
     out: dict[str, int | None] = {}
     for f in DEVICE_FIELDS:
         if f == "server" and server_column is not None:
-            out[f] = pick_column(header, (), server_column, "server")
+            try:
+                out[f] = pick_column(header, (), server_column, "server")
+            except InputError as exc:
+                raise InputError(f"{at}{exc}") from None
         else:
             out[f] = pick_column(header, DEVICE_ALIASES[f], None, f)
     missing = [f for f in REQUIRED_FIELDS if out[f] is None]
     if missing:
-        raise InputError(f"device table lacks columns {missing} (header: {list(header)})")
+        raise InputError(f"{at}device table lacks columns {missing} (header: {list(header)})")
+    low = _low(header)
+    for j in dict.fromkeys(j for j in out.values() if j is not None):
+        if low.count(low[j]) > 1:
+            raise InputError(f"{at}column {str(header[j]).strip()!r} is named {low.count(low[j])} times "
+                             f"(header: {list(header)})")
     return out
 
 
-def field_names(names: Sequence[str], server_column: str | None) -> dict[str, str | None]:
-    """The column name of each device field among ``names`` (None: absent)."""
-    idx = device_columns(names, server_column)
+def field_names(names: Sequence[str], server_column: str | None,
+                where: str | None = None) -> dict[str, str | None]:
+    """The column name of each device field among ``names`` (None: absent); refusals as
+    :func:`device_columns`'."""
+    idx = device_columns(names, server_column, where)
     return {f: (None if idx[f] is None else names[idx[f]]) for f in DEVICE_FIELDS}

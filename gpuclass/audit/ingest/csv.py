@@ -142,8 +142,8 @@ def iter_text_csv(rows: Iterator[list[str]], header: list[str], source: str, tex
         yield row, source, rec, None
 
 
-def device_batches(rows: Iterator[list[str]], header: list[str],
-                   server_column: str | None) -> Iterator[tuple[Any, dict[str, str | None], dict[int, str]]]:
+def device_batches(rows: Iterator[list[str]], header: list[str], server_column: str | None,
+                   where: str | None = None) -> Iterator[tuple[Any, dict[str, str | None], dict[int, str]]]:
     """The rows of a device-table CSV as ``(record batch, fields, errors)``: the device
     columns as text, ``fields`` the column of each device field,
     ``errors`` the rows that could not be read (a stray quote, a wrong number of fields),
@@ -152,7 +152,7 @@ def device_batches(rows: Iterator[list[str]], header: list[str],
 
     import pyarrow as pa
 
-    idx = device_columns(header, server_column)
+    idx = device_columns(header, server_column, where)
     present = [f for f in DEVICE_FIELDS if idx[f] is not None]
     fields = {f: (f if f in present else None) for f in DEVICE_FIELDS}
     width = len(header)

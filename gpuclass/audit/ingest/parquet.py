@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ...errors import InputError, MissingExtraError, SourceError
+from .arrow import check_schema
 from .columns import device_columns
 
 __all__ = ["parquet_batches"]
@@ -27,7 +28,9 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
 
     A file pyarrow cannot read, at its start or in a later row group, is a
     :class:`~gpuclass.errors.SourceError` naming it (pyarrow has error types of its own);
-    a table without the device columns an :class:`~gpuclass.errors.InputError`, raised
+    a table without the device columns, with one of them named twice or of a type no
+    device column has (:func:`~gpuclass.audit.ingest.arrow.refusal`) an
+    :class:`~gpuclass.errors.InputError` naming it, the column and its type, raised
     before the first batch.
     """
     try:
@@ -40,10 +43,8 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
     try:
         schema = pq.ParquetFile(source).schema_arrow
         names = schema.names
-        idx = device_columns(names, server_column)
-        if len(set(names)) != len(names):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise InputError(f"{where}: the table names a column twice: {', '.join(twice)}")
+        idx = device_columns(names, server_column, where)  # refuses a device column named twice
+        check_schema(schema, {f: None if j is None else names[j] for f, j in idx.items()}, where)
         # ID columns of text as dictionaries: a few distinct IDs each, read and parsed once
         # per row group instead of once a row (the server names are as many as the servers)
         text_ids = [names[j] for f, j in idx.items() if f != "server" and j is not None

@@ -131,14 +131,20 @@ def replacing(path: str | os.PathLike, *, prefix: str = ".tmp-",
     """A private temporary file beside ``path`` (opened for binary writing), renamed over
     ``path`` when the block ends, or removed if it raises: a reader sees the old file or
     the whole new one, never a part.  ``mode``: the permissions the file gets (default
-    mkstemp's, 0600)."""
-    fd, tmp = private_file(os.path.dirname(os.path.abspath(path)), prefix)
+    mkstemp's, 0600).  An OSError names ``path``, never the temporary file."""
+    try:
+        fd, tmp = private_file(os.path.dirname(os.path.abspath(path)), prefix)
+    except OSError as exc:  # a missing or unwritable folder: the caller's path is the one
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
         if mode is not None:
             os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     except BaseException:
         try:
             os.unlink(tmp)

@@ -52,8 +52,27 @@ def bundled_bytes() -> bytes:
     return bundled_path().read_bytes()
 
 
+# The modules that test the caches themselves (what is written, trusted, pruned, rebuilt):
+# each of their tests gets a cache directory of its own.  Every other test shares one warm
+# cache directory for the session: the bundled database and the default text matcher are
+# compiled once, not once a test (thousands of directories, hundreds of MB, and a minute of
+# cleanup the next run).
+_FRESH_CACHE_MODULES = frozenset({
+    "test_matcher_cache.py", "test_cache_trust.py", "test_database.py", "test_faults.py",
+    "test_hostile.py", "test_cli.py", "test_layout.py",
+})
+
+
+@pytest.fixture(scope="session")
+def _warm_cache_dir(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("warm-cache"))
+
+
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Each test writes compiled databases into its own cache directory."""
-    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+def _isolated_cache(request, tmp_path_factory, monkeypatch, _warm_cache_dir):
+    """A test of the caches writes into its own cache directory; the others share one."""
+    if request.node.path.name in _FRESH_CACHE_MODULES:
+        monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    else:
+        monkeypatch.setenv("GPUCLASS_CACHE_DIR", _warm_cache_dir)
     monkeypatch.delenv("GPUCLASS_PCI_IDS", raising=False)

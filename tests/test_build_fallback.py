@@ -63,3 +63,19 @@ def test_a_build_that_requires_the_compiled_core_fails_without_a_compiler(source
     proc = _build(source_copy, GPUCLASS_REQUIRE_COMPILED="1")
     assert proc.returncode != 0
     assert not list((source_copy / "gpuclass").glob("*.so"))
+
+
+def test_the_sdist_carries_the_whole_suite_or_none_of_it(tmp_path):
+    """setuptools adds tests/test_*.py to an sdist by default, without the conftest, helpers
+    and recorded answers they need; MANIFEST.in prunes the suite whole."""
+    proc = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import tarfile
+
+    (sdist,) = tmp_path.glob("*.tar.gz")
+    with tarfile.open(sdist) as tf:
+        names = [n.split("/", 1)[1] for n in tf.getnames() if "/" in n]
+    suite = [n for n in names if n.startswith(("tests/", "benchmarks/", "fuzz/"))]
+    assert suite == [] or {"tests/conftest.py", "tests/helpers.py"} <= set(suite)
+    assert "data/pci.ids" in names and "setup.py" in names

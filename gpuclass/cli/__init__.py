@@ -30,6 +30,9 @@ def console() -> int:
     if "pandas" not in sys.modules:
         sys.meta_path.insert(0, _NoPandas)
     gc.set_threshold(50_000, 10, 10)
+    from .main import terminate_as_interrupt
+
+    terminate_as_interrupt()
     code = main()
     gc.freeze()
     return code

@@ -97,6 +97,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is: what it was writing is cleaned up as for
+    Ctrl-C (a half-written -o file's temporary is removed), and the exit is 143."""
+
+
+def terminate_as_interrupt() -> None:
+    """For the command's own process (``console``): SIGTERM raises :class:`Terminated`."""
+    import signal
+
+    def terminated(signum, frame):
+        raise Terminated()
+
+    try:
+        if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, terminated)
+    except (ValueError, OSError, AttributeError):  # no SIGTERM here
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     from .commands import COMMANDS
 
@@ -133,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
         print(printable(f"gpuclass: error:{where}: {exc.strerror or exc}"), file=sys.stderr)
         return EXIT_INPUT
+    except Terminated:
+        print("gpuclass: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("gpuclass: interrupted", file=sys.stderr)
         return 130

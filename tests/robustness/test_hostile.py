@@ -404,6 +404,8 @@ REVIEWED = {
     "gpuclass.report.escape._SURROGATE": ["\ud800" * 100000],
     "gpuclass.report.prices._CODE_AT_END": ["_" * 100000, "_EU" * 50000, "-EURO" * 20000],
     "gpuclass.report.prices._NUMBER": ["1" * 100000 + "x", "1." * 50000, "1" * 15 + "." + "1" * 100000],
+    "gpuclass.policy.files._DIGITS": ["1" * 100000 + "x", "-" + "_1" * 50000 + "x", "1_" * 50000],
+    "gpuclass.policy.files._HEX": ["0x" + "a" * 100000 + "g", "0" * 100000 + "x"],
     "gpuclass.report.summary._IDS_AT_END": [" (10de:1e30" * 10000 + "x", " (" * 50000, "(1e30)" * 20000],
 }
 # patterns of modules not reviewed yet (none today)

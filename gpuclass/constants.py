@@ -105,8 +105,8 @@ NFD_PCI_VENDOR_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 KERNEL_MODULES = ("proprietary", "open")
 # Families the open kernel modules do not drive (they start with Turing).
 PROPRIETARY_ONLY_FAMILIES = frozenset({"kepler", "maxwell", "pascal", "volta"})
-# Families only the open kernel modules drive.
-OPEN_ONLY_FAMILIES = frozenset({"blackwell"})
+# Families only the open kernel modules drive (NVIDIA: Blackwell and every later one).
+OPEN_ONLY_FAMILIES = frozenset({"blackwell", "rubin"})
 # Turing and later until Blackwell: either flavour.
 EITHER_MODULE_FAMILIES = frozenset({"turing", "ampere", "ada-lovelace", "hopper"})
 # every NVIDIA GPU architecture a policy may name (its cards' ``family``): a name outside

@@ -247,7 +247,7 @@ def _family_policy(*cards):
     ([("ada-lovelace", "open"), ("hopper", "proprietary")], "open"),  # both take either: open
     ([("pascal", "proprietary"), ("blackwell", "open")], None),
     ([("maxwell", "proprietary"), ("ada-lovelace", "open"), ("blackwell", "open")], None),
-    ([("custom-x", "open"), ("pascal", "proprietary")], None),  # an unknown family takes its own only
+    ([("rubin", "open"), ("pascal", "proprietary")], None),
 ])
 def test_kernel_module_follows_nvidias_matrix(cards, flavour):
     policy = _family_policy(*cards)
@@ -263,13 +263,24 @@ def test_kernel_module_follows_nvidias_matrix(cards, flavour):
 
 
 @pytest.mark.parametrize("family, module", [("pascal", "open"), ("kepler", "open"),
-                                            ("blackwell", "proprietary")])
+                                            ("blackwell", "proprietary"), ("rubin", "proprietary")])
 def test_a_policy_cannot_pick_a_flavour_that_does_not_drive_the_family(family, module):
     from gpuclass.errors import PolicyError
     from gpuclass.policy import Policy
 
     with pytest.raises(PolicyError, match=f"the {module} kernel modules do not support {family} GPUs"):
         Policy.from_data(_family_policy((family, module)))
+
+
+@pytest.mark.parametrize("family", ["custom-x", "blackwel", "ada", "lovelace"])
+def test_a_family_outside_the_matrix_is_refused_not_given_its_own_module(family):
+    """A misspelled family would otherwise take the module its card names (``blackwel`` with
+    ``proprietary``: the wrong driver for a Blackwell card)."""
+    from gpuclass.errors import PolicyError
+    from gpuclass.policy import Policy
+
+    with pytest.raises(PolicyError, match=f"unknown family '{family}'"):
+        Policy.from_data(_family_policy((family, "proprietary")))
 
 
 def test_names_come_from_the_database_or_the_command_fails(tmp_path, monkeypatch):

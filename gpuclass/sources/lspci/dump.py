@@ -4,7 +4,8 @@ lspci output flagged, the same address counted once, virtual functions told apar
 Collected dumps are rarely clean.  A tool's warning (``lspci: Unable to load libkmod
 resources: error -2``), a shell prompt, a banner or an error may stand at the top, in
 the middle or at the end; loops print ``IOMMU Group 29`` before each line; pasting
-loses the indentation of ``-nnk`` detail lines; dumps of one host are concatenated.
+loses the indentation of ``-nnk`` detail lines; dumps of one host are concatenated;
+a paste adds markup (:mod:`.pasted`, stripped from each line first).
 :func:`parse_dump` reads such text: each line is ``-mm``, ``-n``, a ``-v``/``-k``
 detail of the ``-n`` line before it, a ``-vmm`` line, blank, or noise; runs of one
 form go to that form's parser (:mod:`.mm`, :mod:`.n`, :mod:`.vmm`) with their line
@@ -33,6 +34,7 @@ from ...devices import NUMERIC_COLUMNS, OBJECT_COLUMNS, TEXT_COLUMNS, DeviceTabl
 from .columns import ADDR, flagged
 from .mm import parse_lspci_mm
 from .n import parse_lspci_n
+from .pasted import unpaste
 from .vfs import virtual_functions
 from .vmm import parse_lspci_vmm
 
@@ -106,7 +108,7 @@ def parse_dump(text: str, source: str) -> DeviceTable:
             noise = []
 
     for lineno, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r")
+        line = unpaste(raw.rstrip("\r"))
         group = -1
         m = _IOMMU.match(line)
         if m:

@@ -398,6 +398,7 @@ REVIEWED = {
     "gpuclass.sources.lspci.pasted._LEAD": [" " * 100000 + "x", ">" * 100000],
     "gpuclass.sources.lspci.pasted._NUMBER": ["1" * 100000, "1 " + " " * 100000 + "x", "1" + " " * 100000 + "|"],
     "gpuclass.sources.lspci.pasted._START": ["0000:" * 20000, "A" + "a" * 100000 + ":"],
+    "gpuclass.sources.lspci.pasted._HEADER": ["*" * 100000 + "IOMMU group 1", "IOMMU group 1" + " " * 100000 + "x"],
     "gpuclass.sources.lspci.pasted._OWN": [">" * 100000 + "--", "-" * 100000, "*" * 100000 + "IOMMU group 1"],
     "gpuclass.sources.lspci.notlspci._HEX": [" " * 100000 + "00", "00:" + " 00" * 50000 + "x",
                                             "000:" + " " * 100000],

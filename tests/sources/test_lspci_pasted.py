@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuclass.sources.lspci import parse_lspci
+from gpuclass.sources.lspci.dump import replace
 
 ROWS = [
     "00:00.0 Host bridge [0600]: Intel Corporation Device [8086:09a2] (rev 04)",
@@ -66,13 +67,21 @@ def test_a_pasted_dump_reads_as_the_clean_one(lines, styles):
     clean = parse_lspci("\n".join(lines) + "\n", source="d")
     pasted = parse_lspci(wrap(lines, styles), source="d")
     assert not pasted.invalid_mask().any(), (styles, pasted.problems)
+    if "iommu" in styles:  # the headers give their groups (where no gutter number hides them)
+        got = pasted.iommu_group.tolist()
+        assert got == [-1] * len(lines) or got == [i + 3 for i in range(len(lines))], (styles, got)
+        pasted = replace(pasted, iommu_group=clean.iommu_group)
     assert pasted.equals(clean), (styles, pasted.diff(clean))
 
 
 def test_each_style_alone_on_every_row():
     clean = parse_lspci("\n".join(ROWS) + "\n", source="d")
     for name in STYLES:
-        assert parse_lspci(wrap(ROWS, [name]), source="d").equals(clean), name
+        t = parse_lspci(wrap(ROWS, [name]), source="d")
+        if name == "iommu":
+            assert t.iommu_group.tolist() == [i + 3 for i in range(len(ROWS))]
+            t = replace(t, iommu_group=clean.iommu_group)
+        assert t.equals(clean), name
 
 
 def test_markup_on_text_that_is_no_device_line_is_kept():
@@ -81,3 +90,11 @@ def test_markup_on_text_that_is_no_device_line_is_kept():
     assert int(t.invalid_mask().sum()) == 2 and int((~t.invalid_mask()).sum()) == 1
     problems = " ".join(p for p in t.problems if p)
     assert "d:1: not lspci output" in problems and "'> the card below'" in problems and "'12 apples'" in problems
+
+
+def test_a_group_header_gives_its_group_to_the_lines_under_it():
+    text = ("IOMMU group 16\n\t" + ROWS[0] + "\nIOMMU group 17\n\t" + ROWS[2] + "\n\t" + ROWS[3]
+            + "\n\n" + ROWS[4] + "\n")
+    t = parse_lspci(text, source="d")
+    assert not t.invalid_mask().any()
+    assert t.iommu_group.tolist() == [16, 17, 17, -1]

@@ -34,7 +34,7 @@ from ...devices import NUMERIC_COLUMNS, OBJECT_COLUMNS, TEXT_COLUMNS, DeviceTabl
 from .columns import ADDR, flagged
 from .mm import parse_lspci_mm
 from .n import parse_lspci_n
-from .pasted import unpaste
+from .pasted import group_header, unpaste
 from .vfs import virtual_functions
 from .vmm import parse_lspci_vmm
 
@@ -107,14 +107,18 @@ def parse_dump(text: str, source: str) -> DeviceTable:
             parts.append(flagged(noise, source))
             noise = []
 
+    held = -1  # the group of the last header alone on its line, for the lines under it
     for lineno, raw in enumerate(lines, 1):
+        header = group_header(raw)
+        held = header if header >= 0 else held
         line = unpaste(raw.rstrip("\r"))
-        group = -1
+        group = held
         m = _IOMMU.match(line)
         if m:
             group, line = int(m.group(1)), line[m.end():]
         form = line_form(line, after_n)
         if form == "blank":
+            held = held if header >= 0 else -1
             after_n = after_n and run_form == "n"
             if run_form is not None:
                 run.append(line)

@@ -22,7 +22,7 @@ import re
 
 from .columns import ADDR
 
-__all__ = ["unpaste"]
+__all__ = ["unpaste", "group_header"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]")
 # one marker at a time, from the left
@@ -33,6 +33,19 @@ _TRAIL = " \t*`|"  # closing bold, code and table cell
 # lines of the paste's own: elisions, grep separators, group headers alone on their line
 _OWN = re.compile(r"^[ \t>*`|+\-]{0,16}(?:\[(?:\.\.\.|\u2026)\]|\.\.\.|\u2026|--|\**IOMMU [Gg]roup [0-9]{1,6}:?\**)"
                   r"[ \t*`|]{0,16}$")
+
+
+_HEADER = re.compile(r"^[ \t>*`|]{0,16}\**IOMMU [Gg]roup ([0-9]{1,6}):?\**[ \t*`|]{0,16}$")
+
+
+def group_header(line: str) -> int:
+    """The group of an ``IOMMU group N`` header alone on its line (the shell loop's), or -1.
+
+    >>> group_header("IOMMU group 17"), group_header("IOMMU group 17 41:00.0 0300: 10de:1b80")
+    (17, -1)
+    """
+    m = _HEADER.match(line)
+    return int(m.group(1)) if m else -1
 
 
 def unpaste(line: str) -> str:

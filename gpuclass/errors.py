@@ -26,6 +26,7 @@ __all__ = [
     "SkippedLine",
     "SourceError",
     "NotAFileError",
+    "NotLspciOutput",
     "PolicyError",
     "ManifestError",
     "QuantityError",
@@ -111,6 +112,25 @@ class NotAFileError(SourceError):
     >>> isinstance(NotAFileError("/dev/zero", None, "input is a character device"), SourceError)
     True
     """
+
+
+class NotLspciOutput(SourceError, InputError):
+    """Text handed in as lspci output that has no line in any form gpuclass reads:
+    ``looks`` says what it looks like and how to collect a dump instead.
+
+    Both a :class:`SourceError` (the source, a dump, cannot be read at all) and an
+    :class:`InputError` (the value handed to ``parse_lspci`` does not fit).
+
+    >>> str(NotLspciOutput("dump.txt", "looks like JSON; collect with lspci -nn"))
+    'dump.txt: not lspci output: looks like JSON; collect with lspci -nn'
+    """
+
+    def __init__(self, path: str, looks: str) -> None:
+        self.looks = looks
+        super().__init__(path, None, f"not lspci output: {looks}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.looks))
 
 
 class PolicyError(GpuclassError, ValueError):

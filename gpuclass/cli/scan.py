@@ -78,9 +78,13 @@ def _footer(summary: dict, records: list[dict]) -> list[str]:
 
 def run(args) -> int:
     if args.lspci is not None:
+        from ..errors import NotLspciOutput, SourceError
         from ..sources.lspci import read_lspci
 
-        table = read_lspci(args.lspci)
+        try:
+            table = read_lspci(args.lspci)
+        except NotLspciOutput as exc:  # also an InputError (exit 2); here an unreadable source: exit 3
+            raise SourceError(exc.path, exc.line, exc.reason) from exc
     else:
         from ..sources.sysfs import scan_sysfs
 

@@ -10,7 +10,7 @@ import pytest
 
 from gpuclass.classify import classify_table
 from gpuclass.constants import FLAG_PF, FLAG_VF, SUPPORTED, VIRTUAL_FUNCTION
-from gpuclass.errors import InputError, SourceError
+from gpuclass.errors import InputError, NotLspciOutput, SourceError
 from gpuclass.sources.lspci import parse_lspci, read_lspci
 from helpers import run
 from lspci_samples import (
@@ -178,9 +178,9 @@ def test_text_that_is_a_path_says_so(tmp_path):
     p.write_text(GEX44_NNMM_D)
     with pytest.raises(InputError, match="is the path of a file, not lspci output"):
         parse_lspci(str(p))
-    # a line of noise that is no file stays a flagged row
-    t = parse_lspci(str(tmp_path / "nope.txt"))
-    assert t.invalid_mask().all()
+    # a line that is no file, and no lspci output either
+    with pytest.raises(NotLspciOutput, match="no line reads as a PCI device"):
+        parse_lspci(str(tmp_path / "nope.txt"))
     assert read_lspci(p).equals(parse_lspci(GEX44_NNMM_D))
 
 

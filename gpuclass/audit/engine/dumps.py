@@ -45,8 +45,8 @@ def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, p
             continue
         try:
             table = parse_lspci(text, source=f"{source}:{server}")
-        except SourceError as exc:
-            r.problems.append(not_a_dump(exc.reason))
+        except SourceError as exc:  # NotLspciOutput too: one flagged row for the file
+            r.problems.append(not_a_dump(getattr(exc, "looks", exc.reason)))
             yield finish(r)
             continue
         res = classify_table(table, compiled)

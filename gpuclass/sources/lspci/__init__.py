@@ -42,6 +42,7 @@ from ...inputs import input_name, read_input
 from .columns import ADDR_ONLY
 from .dump import finish, parse_dump
 from .mm import parse_lspci_mm
+from .notlspci import check_lspci
 from .n import parse_lspci_n
 from .vmm import parse_lspci_vmm
 from .write import LSPCI_FORMATS, write_lspci
@@ -75,7 +76,9 @@ def parse_lspci(text: str, fmt: str | None = None, source: str = "lspci") -> Dev
     """Any understood lspci output (``fmt`` ``"mm"``, ``"vmm"``, ``"n"``, or decided per line).
 
     Text that looks like the path of a file instead of its contents (one line, no
-    lspci output, an existing file) is an :class:`~gpuclass.errors.InputError`.
+    lspci output, an existing file) is an :class:`~gpuclass.errors.InputError`; text
+    with no line in any form read here (empty, JSON, a hex dump, a tree) is a
+    :class:`~gpuclass.errors.NotLspciOutput` naming what it looks like.
 
     >>> len(parse_lspci("00:00.0 0600: 8086:0d57\\n00:01.0 ffff: 1af4:1045 (rev 01)\\n"))
     2
@@ -91,6 +94,7 @@ def parse_lspci(text: str, fmt: str | None = None, source: str = "lspci") -> Dev
         if table.invalid_mask().any():  # some line is not of that form: decide line by line
             table = parse_dump(text, source)
     _not_a_path(text, table)
+    check_lspci(text, table)
     return finish(table)
 
 

@@ -4,7 +4,8 @@ lspci output flagged, the same address counted once, virtual functions told apar
 Collected dumps are rarely clean.  A tool's warning (``lspci: Unable to load libkmod
 resources: error -2``), a shell prompt, a banner or an error may stand at the top, in
 the middle or at the end; loops print ``IOMMU Group 29`` before each line; pasting
-loses the indentation of ``-nnk`` detail lines; dumps of one host are concatenated.
+loses the indentation of ``-nnk`` detail lines; dumps of one host are concatenated;
+a paste adds markup (:mod:`.pasted`, stripped from each line first).
 :func:`parse_dump` reads such text: each line is ``-mm``, ``-n``, a ``-v``/``-k``
 detail of the ``-n`` line before it, a ``-vmm`` line, blank, or noise; runs of one
 form go to that form's parser (:mod:`.mm`, :mod:`.n`, :mod:`.vmm`) with their line
@@ -12,9 +13,8 @@ numbers, and every noise line becomes a flagged row without an address (it never
 discards the lines after it).
 
 :func:`finish` then flags a PCI address seen twice (the first stands, counted once)
-and the virtual functions a dump shows without sysfs's ``physfn`` links: GPU
-functions of one bus that carry the same vendor:device as the GPU at function 0 of
-slot 0 (the functions beyond .0 of its slot, and the ARI offsets of further slots).
+and the virtual functions a dump shows without sysfs's ``physfn`` links, with or
+without their physical function (:mod:`.vfs`).
 
 >>> t = parse_dump("lspci: Unable to load libkmod resources: error -2\\n"
 ...                "IOMMU Group 29 41:00.0 VGA compatible controller [0300]: NVIDIA Corporation "
@@ -29,11 +29,13 @@ import re
 
 import numpy as np
 
-from ...constants import FLAG_INVALID, FLAG_VF
+from ...constants import FLAG_INVALID, FLAG_PF, FLAG_VF
 from ...devices import NUMERIC_COLUMNS, OBJECT_COLUMNS, TEXT_COLUMNS, DeviceTable
 from .columns import ADDR, flagged
 from .mm import parse_lspci_mm
 from .n import parse_lspci_n
+from .pasted import group_header, unpaste
+from .vfs import virtual_functions
 from .vmm import parse_lspci_vmm
 
 __all__ = ["parse_dump", "finish", "replace", "line_form", "DETAIL_KEYS", "VMM_KEYS"]
@@ -105,14 +107,18 @@ def parse_dump(text: str, source: str) -> DeviceTable:
             parts.append(flagged(noise, source))
             noise = []
 
+    held = -1  # the group of the last header alone on its line, for the lines under it
     for lineno, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r")
-        group = -1
+        header = group_header(raw)
+        held = header if header >= 0 else held
+        line = unpaste(raw.rstrip("\r"))
+        group = held
         m = _IOMMU.match(line)
         if m:
             group, line = int(m.group(1)), line[m.end():]
         form = line_form(line, after_n)
         if form == "blank":
+            held = held if header >= 0 else -1
             after_n = after_n and run_form == "n"
             if run_form is not None:
                 run.append(line)
@@ -173,26 +179,11 @@ def finish(table: DeviceTable) -> DeviceTable:
         for i in again.tolist():
             problems[i] = f"{table.source}: {addrs[i]} is listed again (counted once)"
         ok[again] = False
-    gpu = table.gpu_mask() & ok
-    vf = _same_bus_vfs(table, gpu, key)
+    ids = (table.vendor.astype(np.uint64) << np.uint64(16)) | table.device.astype(np.uint64)
+    candidates = table.gpu_mask() & ok & ((flags & FLAG_PF) == 0)
+    vf = virtual_functions(key >> np.uint64(8), table.slot, table.function, ids, candidates)
     if again.size or (vf & ((flags & FLAG_VF) == 0)).any():
         flags = flags | np.where(vf, FLAG_VF, 0).astype(np.uint32)
         flags = flags | np.where(problems != None, FLAG_INVALID, 0).astype(np.uint32)  # noqa: E711
         return replace(table, flags=flags, problems=problems)
     return table
-
-
-def _same_bus_vfs(table: DeviceTable, gpu: np.ndarray, key: np.ndarray) -> np.ndarray:
-    """GPU functions of a bus whose function 0 of slot 0 is a GPU with the same IDs."""
-    out = np.zeros(len(table), dtype=bool)
-    pf = gpu & (table.slot == 0) & (table.function == 0)
-    if not pf.any() or gpu.sum() == pf.sum():
-        return out
-    bus = key >> np.uint64(8)
-    ids = (table.vendor.astype(np.uint64) << np.uint64(16)) | table.device.astype(np.uint64)
-    heads = {(int(b), int(i)) for b, i in zip(bus[pf], ids[pf])}
-    for j in np.flatnonzero(gpu & ~pf).tolist():
-        if (int(bus[j]), int(ids[j])) in heads:
-            out[j] = True
-    return out
-

@@ -117,3 +117,39 @@ def test_pipe_closed_early_is_quiet(tmp_path, fmt):
     assert proc.wait(timeout=60) in (0, 1)  # 1: the listing has flagged servers
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert "error" not in err, err
+
+
+# ---- linear work: the policy's duplicate-ID check ------------------------------------------
+
+def _policy_with_vendors(n: int, dup_at: int | None = None):
+    import copy
+
+    from gpuclass.policy import DEFAULT_POLICY
+    from gpuclass.policy.model import Policy
+
+    data = copy.deepcopy(DEFAULT_POLICY)
+    vendors = list(range(n))
+    if dup_at is not None:
+        vendors.append(vendors[dup_at])
+    data["gpu_vendors"] = vendors
+    return Policy.model_validate(data)
+
+
+@pytest.mark.parametrize("dup_at", [0, 1, 500, 999])
+def test_policy_duplicate_id_message(dup_at):
+    """The first repeated value is named where it repeats, as before."""
+    with pytest.raises(Exception) as info:
+        _policy_with_vendors(1000, dup_at)
+    assert f"duplicate {dup_at:04x}" in str(info.value)
+
+
+def test_policy_duplicate_check_scales_linearly():
+    """N and 10N IDs: the time grows far less than 20x (it was quadratic)."""
+    import time
+
+    def timed(n):
+        t = time.perf_counter()
+        _policy_with_vendors(n)
+        return time.perf_counter() - t
+    small, large = min(timed(4000) for _ in range(3)), min(timed(40000) for _ in range(3))
+    assert large < 20 * small + 0.05, (small, large)

@@ -20,6 +20,7 @@ and every ``gpuclass COMMAND --help`` answer without importing numpy or pydantic
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -61,6 +62,52 @@ class _Version(argparse.Action):
                 else f"pure-Python core: {_native.COMPILED_IMPORT_ERROR}")
         sys.stdout.write(printable(f"gpuclass {gpuclass.__version__} ({core})") + "\n")
         parser.exit()
+
+
+class _ClosedStdout:
+    """Standard output as Python leaves it when the process started with descriptor 1
+    closed (``sys.stdout`` is None): every write fails as a closed descriptor does."""
+
+    closed = True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        self.write("")
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _stdout_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is standard output refusing a write: a closed or read-only
+    descriptor (EBADF) or a stream object already closed (ValueError)."""
+    if isinstance(exc, OSError):
+        return exc.errno == errno.EBADF
+    return isinstance(exc, ValueError) and bool(getattr(sys.stdout, "closed", False))
+
+
+def _stdout_closed() -> int:
+    """The one line and exit code of a command whose standard output is closed; standard
+    output then points at the null device, so that what is still buffered in it is dropped
+    when the interpreter flushes at exit instead of failing a second time."""
+    try:
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        sys.stdout = open(os.devnull, "w")
+    except OSError:
+        pass
+    print("gpuclass: error: cannot write to standard output: it is closed", file=sys.stderr)
+    return EXIT_INPUT
 
 
 class _Parser(argparse.ArgumentParser):
@@ -120,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     from .commands import COMMANDS
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdout is None:  # started with descriptor 1 closed: fail at the first write
+        sys.stdout = _ClosedStdout()
     # Under any locale: what the terminal cannot show is escaped, never a crash.
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
@@ -133,9 +182,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or usage error (2)
-        return int(exc.code or 0)
+        if exc.code:
+            return int(exc.code)
+        if isinstance(sys.stdout, _ClosedStdout):
+            return _stdout_closed()  # --help had nowhere to go (argparse ignores that)
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError) as err:
+            if not _stdout_failed(err):
+                raise
+            return _stdout_closed()
+        return 0
+    except (OSError, ValueError) as exc:
+        if not _stdout_failed(exc):
+            raise
+        return _stdout_closed()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, not at exit: a closed stdout is one line, not a traceback
+        return code
     except (InputError, UsageError) as exc:  # a malformed argument (an ID, a value)
         print(f"gpuclass: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
@@ -148,7 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return EXIT_OK
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
+        if _stdout_failed(exc):
+            return _stdout_closed()
+        if isinstance(exc, ValueError):
+            raise
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
         print(printable(f"gpuclass: error:{where}: {exc.strerror or exc}"), file=sys.stderr)
         return EXIT_INPUT

@@ -200,10 +200,11 @@ class Policy(BaseModel):
                 raise _dup(here, f"rule {rule} duplicates {seen_rules[rule.key]}")
             seen_rules[rule.key] = here
         for name in ("gpu_classes", "companion_classes", "gpu_vendors"):
-            values = getattr(self, name)
-            for j, v in enumerate(values):
-                if values.index(v) != j:
+            seen: set[int] = set()  # one pass: a list.index per value made long lists quadratic
+            for j, v in enumerate(getattr(self, name)):
+                if v in seen:
                     raise _dup(f"{name}[{j}]", f"duplicate {v:04x}")
+                seen.add(v)
         return self
 
     # -- construction -------------------------------------------------------------

@@ -163,6 +163,28 @@ def terminate_as_interrupt() -> None:
         pass
 
 
+# options whose '-' is standard output, not input
+_OUTPUT_DESTS = frozenset({"output", "write", "format"})
+
+
+def _stdin_twice(args: argparse.Namespace) -> str:
+    """Where '-' (standard input) is given more than once, among every option and argument
+    of the command that reads a file: their names (``FILE and --policy``); else ''.  The
+    second read would see an empty stream: a silent wrong answer (a policy of no cards)."""
+    where = []
+    for dest, value in vars(args).items():
+        if dest in _OUTPUT_DESTS or dest.startswith("_"):
+            continue
+        values = value if isinstance(value, (list, tuple)) else [value]
+        n = sum(1 for v in values if isinstance(v, str) and v == "-")
+        if n:
+            name = "FILE" if dest in ("files", "file", "manifests", "paths") else "--" + dest.replace("_", "-")
+            where += [name] * n
+    if len(where) < 2:
+        return ""
+    return " and ".join(dict.fromkeys(where)) if len(set(where)) > 1 else f"{where[0]} {len(where)} times"
+
+
 def main(argv: list[str] | None = None) -> int:
     from .commands import COMMANDS
 
@@ -197,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
         if not _stdout_failed(exc):
             raise
         return _stdout_closed()
+    twice = _stdin_twice(args)
+    if twice:
+        print(printable(f"gpuclass: error: standard input can be read once: '-' is given to {twice}"),
+              file=sys.stderr)
+        return EXIT_USAGE
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # here, not at exit: a closed stdout is one line, not a traceback

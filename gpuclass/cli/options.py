@@ -29,7 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-from ..printable import printable, safe_json
+from ..printable import printable
 
 __all__ = ["FORMATS", "EXIT_OK", "EXIT_PROBLEM", "EXIT_USAGE", "EXIT_INPUT", "outcome", "SHARED", "UsageError", "HelpFormatter", "add_option", "add_command",
            "emit", "emit_json", "emit_yaml", "emit_table", "emit_lines", "printable", "given", "reject",
@@ -190,12 +190,14 @@ def require(args: argparse.Namespace, dests: tuple[str, ...], needs: str) -> Non
 
 
 def emit_json(obj: Any, compact: bool = False) -> None:
-    """JSON on stdout (``compact``: one line), terminal-safe (:func:`gpuclass.printable.safe_json`)."""
+    """JSON on stdout (``compact``: one line), ASCII whatever the locale: every character
+    outside ASCII is a ``\\u`` escape (a stream that cannot encode ``é`` would otherwise
+    write ``\\xe9``, which is not JSON), so the text is terminal-safe too."""
     import json
 
-    text = (json.dumps(obj, separators=(",", ":"), ensure_ascii=False) if compact
-            else json.dumps(obj, indent=2, ensure_ascii=False))
-    sys.stdout.write(safe_json(text) + "\n")
+    text = (json.dumps(obj, separators=(",", ":"), ensure_ascii=True) if compact
+            else json.dumps(obj, indent=2, ensure_ascii=True))
+    sys.stdout.write(text + "\n")
 
 
 def emit_yaml(obj: Any) -> None:

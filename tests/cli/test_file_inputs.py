@@ -148,7 +148,7 @@ def test_stdin_named_twice_is_an_error(tmp_path, capsys, monkeypatch):
 
     data = HardwareReport.example().model_dump_json().encode()
     rc, _, err, _ = _main(["diagnose", "-", "--report", "-"], capsys, monkeypatch, stdin=NODE.encode() + data)
-    assert rc == 3 and "already read" in err
+    assert rc == 2 and "standard input can be read once" in err  # refused before any read
 
 
 def test_stdin_through_a_real_pipe():

@@ -62,6 +62,10 @@ def test_without_a_compiler_the_build_warns_and_the_twin_runs(source_copy):
 def test_a_build_that_requires_the_compiled_core_fails_without_a_compiler(source_copy):
     proc = _build(source_copy, GPUCLASS_REQUIRE_COMPILED="1")
     assert proc.returncode != 0
+    # it failed at the compiler (CC=/bin/false), not earlier for want of a build tool
+    assert "No module named" not in proc.stderr, proc.stderr[-2000:]
+    assert "/bin/false" in proc.stderr or "exit status 1" in proc.stderr, proc.stderr[-2000:]
+    assert "could not be compiled" not in proc.stderr
     assert not list((source_copy / "gpuclass").glob("*.so"))
 
 

@@ -27,12 +27,19 @@ def test_an_output_in_a_missing_folder_names_the_users_path(tmp_path, capsys, na
     assert not (tmp_path / "nodir").exists()
 
 
+def _default_signals() -> None:
+    # a suite started in the background of a shell (``cmd &``) has SIGINT ignored, and a
+    # child inherits that: Python then keeps it ignored, as a program should
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_while_writing_leaves_no_temporary_file(tmp_path, signum, code):
     out = tmp_path / "out.csv"
     proc = subprocess.Popen([*helpers.COMMAND, "audit", "-", "--kind", "ndjson", "-o", str(out)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=helpers.outside_tree())
+                            cwd=helpers.outside_tree(), preexec_fn=_default_signals)
     try:
         proc.stdin.write(b'{"id": 1, "description": ["GTX 1080"]}\n')
         proc.stdin.flush()

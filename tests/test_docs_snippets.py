@@ -131,3 +131,15 @@ def test_the_shell_examples_exit_as_shown(block, line, command, workdir, capsys)
     assert code == want, (f"{_name(block.page)}:{line}: {command}\nexit {code}, not {want}\n"
                           f"{out.err[-2000:]}")
     assert os.getcwd() == os.fspath(workdir)
+
+
+def test_the_readme_shows_what_the_main_command_prints(workdir, capsys):
+    """The README's first example is the real output of ``gpuclass scan`` on the shipped
+    GPU server, whole."""
+    from gpuclass.cli import main
+
+    first = next(b for b in blocks(ROOT / "README.md") if b.lang == "console")
+    command, *shown = first.text.splitlines()
+    assert command == "$ gpuclass scan --root examples/gpu-server"
+    assert main(shlex.split(command)[2:]) == 0
+    assert capsys.readouterr().out.splitlines() == shown

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from ..policy import PolicyArg
     from typing import IO, Any
 
     from .ingest.archives import Member
@@ -60,7 +61,7 @@ _MEMBER_LIMIT = LIMITS["audit member"]
 
 
 class _Context:
-    def __init__(self, policy: Any, text_column: str | None, server_column: str | None,
+    def __init__(self, policy: PolicyArg, text_column: str | None, server_column: str | None,
                  limits: Limits, progress: Progress | None) -> None:
         self.policy = policy
         self.text_column = text_column
@@ -343,7 +344,7 @@ class AuditRun:
         self._done = True
 
 
-def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", policy: Any = None,
+def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", policy: PolicyArg = None,
                 text_column: str | None = None, server_column: str | None = None,
                 progress: bool | Progress = False, latest: bool = False,
                 limits: Limits | None = None) -> AuditRun:

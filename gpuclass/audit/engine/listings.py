@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from ...policy import PolicyArg
     from typing import Any
 
 from ...textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
@@ -68,7 +69,7 @@ class TextAuditor:
     # the keys of a record that a report reads (a reader may hand over only these)
     FIELDS = ("id", "server", "description", "information", "specials", *PASSTHROUGH)
 
-    def __init__(self, policy: Any = None, matcher: Any = None) -> None:
+    def __init__(self, policy: PolicyArg = None, matcher: Any = None) -> None:
         from ...textmatch import TextMatcher, default_matcher
 
         if matcher is None:
@@ -231,7 +232,7 @@ class TextAuditor:
         return finish(r)
 
 
-def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "records",
+def audit_records(records: Iterable[Any], *, policy: PolicyArg = None, source: str = "records",
                   matcher: Any = None) -> Iterator[ServerReport]:
     """One report per auction-like record (a dict with ``id``, ``description`` ...).
 
@@ -243,7 +244,7 @@ def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "
     return auditor.reports(items)
 
 
-def audit_texts(texts: Iterable[tuple[Any, Any]], *, policy: Any = None, source: str = "texts",
+def audit_texts(texts: Iterable[tuple[Any, Any]], *, policy: PolicyArg = None, source: str = "texts",
                 matcher: Any = None) -> Iterator[ServerReport]:
     """One report per ``(server, text)`` pair (a text column of a table).
 

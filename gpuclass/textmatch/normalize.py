@@ -88,16 +88,30 @@ class _FoldTable(dict):
 
 
 _FOLD = _FoldTable()
+_ASCII_BYTES = bytes(range(128))
+_REPLACES = 8  # distinct characters folded one ``str.replace`` each; more: one translate
 
 
 def fold(text: str) -> str:
     """``text`` with format characters dropped and compatibility forms read as ASCII
     (:func:`fold_char` of each character); ASCII text as it is.
 
+    A batch of listings is mostly ASCII, where ``str.translate`` would look every character
+    up: the few distinct characters beyond ASCII (found from the UTF-8 bytes) that fold to
+    something else are replaced one by one instead, up to ``_REPLACES`` of them.
+
     >>> fold("R\u200bTX \uff16\uff10\uff10\uff10 Ada\u2122")
     'RTX 6000 Ada™'
     """
-    return text if text.isascii() else text.translate(_FOLD)
+    if text.isascii():
+        return text
+    beyond = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+    changes = [(c, f) for c in set(beyond) if (f := _FOLD[ord(c)]) != c]
+    if len(changes) > _REPLACES:
+        return text.translate(_FOLD)
+    for c, f in changes:  # each f is ASCII or nothing: no replacement makes another's character
+        text = text.replace(c, f)
+    return text
 
 
 def normalize_bytes(text: str) -> bytes:

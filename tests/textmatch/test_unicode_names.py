@@ -91,13 +91,24 @@ def test_both_together_read_as_the_plain_name(data, line):
     assert found(text) == found(line), text
 
 
+FOLDING = st.one_of(st.characters(), st.sampled_from(FORMAT_CHARS),
+                    st.characters(min_codepoint=0xFF01, max_codepoint=0xFF5E), st.characters(max_codepoint=0x7F),
+                    st.sampled_from(["\ud800", "\udfff"]))  # lone surrogates: a JSON feed's escapes
+
+
 @settings(max_examples=500, deadline=None)
-@given(st.text(max_size=60))
-def test_the_fold_table_is_the_rule_it_caches(text):
-    # the translate table (filled as texts come) and the rule read character by character
-    assert fold(text) == "".join(map(fold_char, text)) == reference_fold(text)
-    assert fold(fold(text)) == fold(text)
-    assert normalize(text) == normalize(reference_fold(text))
+@given(st.text(FOLDING, max_size=60), st.sampled_from([0, 1, 8, 10**6]))
+def test_the_fold_table_is_the_rule_it_caches(text, replaces):
+    # both ways fold takes (a replace per distinct character, or one translate through the
+    # table filled as texts come) are the rule read character by character
+    saved = normalize_mod._REPLACES
+    normalize_mod._REPLACES = replaces
+    try:
+        assert fold(text) == "".join(map(fold_char, text)) == reference_fold(text)
+        assert fold(fold(text)) == fold(text)
+        assert normalize(text) == normalize(reference_fold(text))
+    finally:
+        normalize_mod._REPLACES = saved
 
 
 @settings(max_examples=300, deadline=None)

@@ -117,7 +117,7 @@ def run(args) -> int:
     from ..audit import Limits, audit_paths, write_reports
 
     fmt = _output_format(args)
-    _check_output(args.output, args.files)
+    _check_output(args.output, [*args.files, *([args.policy] if isinstance(args.policy, str) else [])])
     progress = {"always": True, "never": False}.get(args.progress, sys.stderr.isatty())
     reports = audit_paths(args.files, kind=args.kind, policy=args.policy,
                           text_column=args.text_column, server_column=args.server_column,
@@ -171,8 +171,8 @@ def _check_output(output: str | None, inputs: list[str]) -> None:
         where = os.path.realpath(name)
         if out == where or out.startswith(where.rstrip(os.sep) + os.sep):
             what = "is the input" if out == where else "is inside the input"
-            raise UsageError(f"-o {output} {what} {name}: the audit would read its own output; "
-                             "write it elsewhere")
+            raise UsageError(f"-o {output} {what} {name}: the audit would read its own output "
+                             "(or overwrite what it reads); write it elsewhere")
     refused = replace_refusal(output)
     if refused is not None:
         raise NotReplaceableError(refused)

@@ -194,6 +194,15 @@ def test_an_output_inside_the_inputs_is_a_usage_error(tmp_path, capsys, case):
     assert not (d / "zz").exists()
 
 
+def test_an_output_over_the_policy_is_a_usage_error(tmp_path, capsys):
+    feed = _write_ndjson(tmp_path / "feed.ndjson", ["a1"])
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"cards": []}')
+    assert main(["audit", str(feed), "--policy", str(policy), "-o", str(policy)]) == 2
+    _one_line(capsys.readouterr().err, "is the input")
+    assert policy.read_text() == '{"cards": []}'
+
+
 def test_an_output_beside_the_inputs_is_written(tmp_path, capsys):
     d, feed, _ = _inside_cases(tmp_path)
     out = tmp_path / "dd" / "out.csv"  # a name that starts like the input's is not inside it

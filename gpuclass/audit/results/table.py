@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import constants as C
+from ...printable import utf8_text
 from ..pool import pooled_empty
 from ..render import (NO_SERVER, card_entries, device_conflicts, finish, problem, rule_evidence, unsupported_entries,
                       unsupported_entry)
@@ -237,7 +238,7 @@ class AuditTable:
         server = t.column("server")
         if not pa.types.is_string(server.type):
             server = pc.cast(server, pa.string())
-        cols = {"row": t.column("row"), "source": pa.repeat(pa.scalar(self.source, pa.string()), n),
+        cols = {"row": t.column("row"), "source": pa.repeat(pa.scalar(utf8_text(self.source), pa.string()), n),
                 "server": server, "gpu_capable": t.column("gpu_capable")}
         if sentences:
             cols["cards"] = texts["cards"]
@@ -275,5 +276,5 @@ def _problem_column(problems: dict[int, list[str]], n: int) -> Any:
         return pa.nulls(n, pa.string())
     where = np.full(n, -1, np.int64)
     where[np.fromiter(problems.keys(), np.int64, len(problems))] = np.arange(len(problems))
-    texts = pa.array(["; ".join(p) for p in problems.values()], pa.string())
+    texts = pa.array([utf8_text("; ".join(p)) for p in problems.values()], pa.string())
     return texts.take(pa.array(where, mask=where < 0))

@@ -130,6 +130,8 @@ def run(args) -> int:
             return write_html_report(reports, out, policy=args.policy)
         fleet = page(sys.stdout) if args.output in (None, "-") else _to_file(args.output, page, binary=False)
         _tell_skipped(fleet.skipped)
+        if args.output not in (None, "-"):
+            _tell_written(args.output, fleet.totals)
         return outcome(bool(fleet.totals.flagged or fleet.skipped))
     summary_line = fmt == "ndjson" and args.ndjson_summary
     if args.output in (None, "-"):
@@ -139,9 +141,16 @@ def run(args) -> int:
         summary = _to_file(args.output, lambda out: write_reports(
             reports, fmt, out, summary_line=summary_line, policy=args.policy), binary=fmt == "parquet")
     _tell_skipped(summary.skipped)
-    if fmt == "ndjson" and not args.ndjson_summary:
+    if args.output not in (None, "-"):
+        _tell_written(args.output, summary)
+    elif fmt == "ndjson" and not args.ndjson_summary:
         sys.stderr.write(printable(f"gpuclass audit: {summary.line()}") + "\n")
     return outcome(bool(summary.flagged or summary.skipped))
+
+
+def _tell_written(path: str, summary) -> None:
+    """The one line an audit written with ``-o`` prints (on stderr: stdout stays free)."""
+    sys.stderr.write(printable(f"gpuclass audit: wrote {path}: {summary.line()}") + "\n")
 
 
 def _tell_skipped(skipped: list) -> None:

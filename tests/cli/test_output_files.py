@@ -55,3 +55,16 @@ def test_a_signal_while_writing_leaves_no_temporary_file(tmp_path, signum, code)
     assert proc.returncode == code, err
     assert b"Traceback" not in err and err.count(b"\n") == 1, err
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["report.html", "x.csv", "servers.parquet", "s.ndjson", "t.txt", "a.json"])
+def test_an_audit_written_with_o_says_what_it_wrote_on_stderr(tmp_path, capsys, name):
+    feed = tmp_path / "feed.json"
+    feed.write_text(json.dumps({"server": [*FEED["server"], {"id": 2, "description": ["GPU - RTX 9090"]}]}))
+    target = tmp_path / name
+    code = main(["audit", str(feed), "-o", str(target)])
+    out, err = capsys.readouterr()
+    assert out == "" and target.stat().st_size > 0
+    assert err.count("\n") == 1 and err.startswith(f"gpuclass audit: wrote {target}: 2 servers from 2 input rows"), err
+    flagged = int(err.rsplit("; ", 1)[1].split()[0])
+    assert code == (1 if flagged else 0), err

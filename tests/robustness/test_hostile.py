@@ -405,6 +405,8 @@ REVIEWED = {
     "gpuclass.sources.lspci.tables._CELL_SLOT": ["0000:" * 20000, "00:00.0" * 20000],
     "gpuclass.sources.lspci.tables._LINE_NUMBER": ["1" * 100000 + "x"],
     "gpuclass.sources.lspci.tables._BOX": ["x" * 100000],
+    "gpuclass.sources.lspci.tables._MARKED": ["x" * 100000],
+    "gpuclass.sources.lspci.tables._DIGIT": ["x" * 100000],
     "gpuclass.sources.lspci.notlspci._HEX": [" " * 100000 + "00", "00:" + " 00" * 50000 + "x",
                                             "000:" + " " * 100000],
     "gpuclass.sources.lspci.notlspci._TREE": ["[0000:00]" * 20000, "+-" * 50000, "+-00." * 20000],

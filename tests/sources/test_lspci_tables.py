@@ -147,3 +147,13 @@ def test_a_row_that_holds_no_lspci_line_is_one_flagged_row():
     t = parse_lspci(text, source="d")
     assert int(t.invalid_mask().sum()) == 1 and int((~t.invalid_mask()).sum()) == 1
     assert "d:3: not lspci output" in " ".join(p for p in t.problems if p)
+
+
+@pytest.mark.parametrize("row", ["| 00:00.0 " + "| a " * 250000 + "|", "| 00:00.0 | 0300 " + "| [ab]" * 200000,
+                                 "| Driver " + "| x " * 250000, "|" * 1000000, "| 1 " * 250000 + "| 00:00.0 |"])
+def test_a_megabyte_table_row_is_read_in_linear_time(row):
+    import time
+
+    t0 = time.perf_counter()
+    t = parse_lspci("00:01.0 0600: 8086:0d57\n" + row + "\n", source="d")
+    assert time.perf_counter() - t0 < 5 and len(t) >= 1

@@ -35,6 +35,8 @@ _ROW = re.compile(rf"^[ \t>*`]{{0,16}}(?:[0-9]{{1,7}}[:.)\]]?[ \t]{{0,8}})?\|"
 _CELL_SLOT = re.compile(rf"^{ADDR}(?:[ \t]|$)")
 _LINE_NUMBER = re.compile(r"^[0-9]{1,7}[:.)\]]?$")
 _BOX = re.compile("[\u2500-\u257f]")
+_MARKED = re.compile(r'[\[\]"]')
+_DIGIT = re.compile(r"[0-9]")
 _HEX4 = frozenset("0123456789abcdefABCDEF")
 _RULE_CHARS = frozenset("-|+:=_ \t") | frozenset(chr(c) for c in range(0x2500, 0x2580))
 _RULE_MARKS = frozenset("-=_") | frozenset(chr(c) for c in range(0x2500, 0x2580))
@@ -69,7 +71,7 @@ def untable(line: str) -> str | None:
         return ""
     if not _ROW.match(line):
         # a header row without the outer bars: words between bars, no digit
-        return "" if line.count("|") >= 2 and not any(ch.isdigit() for ch in line) else None
+        return "" if line.count("|") >= 2 and not _DIGIT.search(line) else None
     cells = [c.strip(_MARKUP) for c in line.strip(" \t").lstrip(">* \t`").split("|")]
     if cells and _LINE_NUMBER.match(cells[0].rstrip(" \t")):  # a gutter number before the frame
         cells[0] = ""
@@ -82,10 +84,11 @@ def untable(line: str) -> str | None:
     if start == len(cells):
         return None
     head, rest = cells[start], cells[start + 1:]
-    if _CELL_SLOT.match(head):
-        return _join_device(head, rest)
+    m = _CELL_SLOT.match(head)
+    if m:
+        return _join_device(head, m.end(), rest)
     key = head.rstrip(":").rstrip(" \t")
-    digits = any(ch.isdigit() for ch in line)
+    digits = _DIGIT.search(line) is not None
     if key in _VMM_KEYS and rest and (digits or not any(c.rstrip(":") in _VMM_KEYS for c in rest)):
         value = " ".join(rest)
         if key != "Slot" or _CELL_SLOT.match(value):
@@ -95,7 +98,7 @@ def untable(line: str) -> str | None:
     return None
 
 
-def _join_device(head: str, rest: list[str]) -> str:
+def _join_device(head: str, slot: int, rest: list[str]) -> str:
     if (len(rest) >= 3 and _CELL_SLOT.fullmatch(head) and not rest[0].startswith('"')
             and ((_bracketed4(rest[0]) and _bracketed4(rest[1])) or (_hex4(rest[0]) and _hex4(rest[1])))):
         # -nnmm fields, one to a cell, their quotes lost: quote each but the options, and
@@ -104,19 +107,22 @@ def _join_device(head: str, rest: list[str]) -> str:
                   for c in rest]
         named = sum(f.startswith('"') for f in fields)
         return " ".join([head, *fields] + ['""'] * max(0, 5 - named))
-    out = head
-    slot = _CELL_SLOT.match(head).end()
-    pending = ":" not in head[slot:]  # the ':' after the class of -n / -nn is still to come
+    tail = head[slot:].strip(" \t")  # what the slot's cell holds after the slot
+    parts, last, chunks, plain = [head], tail, int(bool(tail)), True
+    pending = ":" not in tail  # the ':' after the class of -n / -nn is still to come
     for cell in rest:
-        after = out[slot:].strip(" \t")
+        # the class ends the text after the slot: a -n class alone, or a -nn name and
+        # its [hhhh] with nothing bracketed or quoted before it
         if cell.startswith(":"):  # split before the class's ':'
-            out += cell
-        elif pending and '"' not in after and (
-                _hex4(after) or (_bracketed4(after) and "[" not in after[:-6] and "]" not in after[:-6])):
-            out += ": " + cell
+            parts.append(cell)
+        elif pending and chunks and '"' not in last and (
+                (chunks == 1 and _hex4(last))
+                or (plain and _bracketed4(last) and not _MARKED.search(last, 0, len(last) - 6))):
+            parts.append(": " + cell)
             pending = False
-            continue
         else:
-            out += " " + cell
+            parts.append(" " + cell)
         pending = pending and ":" not in cell
-    return out
+        plain = plain and not _MARKED.search(last)
+        last, chunks = cell, chunks + 1
+    return "".join(parts)

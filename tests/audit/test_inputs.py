@@ -401,9 +401,13 @@ def test_a_quote_in_a_device_table_swallows_no_row_even_where_another_closes_it(
     p = tmp_path / "ids.csv"
     p.write_text("\n".join(lines) + "\n")
     reports = list(audit_paths([p]))
-    assert {r.server for r in reports} == {f"srv{i:02d}" for i in range(12)} | {None}
+    # the two rows with a quote are flagged under the server they name (issue 28: they
+    # used to lose it and read "row has no server name")
+    assert {r.server for r in reports} == {f"srv{i:02d}" for i in range(12)}
     assert sum(r.rows for r in reports) == 24
-    assert sum("stray quote" in "; ".join(r.problems) for r in reports) == 2
+    flagged = {r.server: "; ".join(r.problems) for r in reports if r.problems}
+    assert set(flagged) == {"srv02", "srv09"}
+    assert all("stray quote" in t and "no server name" not in t for t in flagged.values())
 
 
 def test_a_field_larger_than_the_csv_limit_is_a_flagged_row(tmp_path):

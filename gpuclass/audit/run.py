@@ -409,8 +409,7 @@ def _preflight(path: str, kind: str, text_column: str | None) -> None:
             if compression_of(head) is not None:
                 return
             if kind == "auto" and archive_kind(head) is None:
-                fh.seek(0)
-                head = read_kind_head(fh)
+                head = read_kind_head(fh, head)
     except SourceError:
         raise
     found = sniff(head, path) if kind == "auto" else kind

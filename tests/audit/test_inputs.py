@@ -10,6 +10,7 @@ import io
 import json
 import lzma
 import os
+import re
 import tarfile
 import zipfile
 
@@ -413,9 +414,11 @@ def test_a_quote_in_a_device_table_swallows_no_row_even_where_another_closes_it(
 def test_a_field_larger_than_the_csv_limit_is_a_flagged_row(tmp_path):
     p = write_csv(tmp_path / "x.csv", ROWS[:2] + [("big", "GTX 1080 " * 20000, 1)] + ROWS[2:4])
     reports = list(audit_paths([p]))
-    assert [r.server for r in reports] == [str(ROWS[0][0]), str(ROWS[1][0]), None, str(ROWS[2][0]),
+    # flagged under the server id its line gives (issue 28: it lost it)
+    assert [r.server for r in reports] == [str(ROWS[0][0]), str(ROWS[1][0]), "big", str(ROWS[2][0]),
                                            str(ROWS[3][0])]
     assert "larger than the csv module's limit" in reports[2].problems[0]
+    assert re.search(r"at line [0-9]+, field 2 \('description'\)", reports[2].problems[0])
 
 
 def test_a_semicolon_csv_is_refused_before_any_output(tmp_path):

@@ -5,7 +5,7 @@ gives Arrow record batches of its device columns (:func:`device_batches`) for th
 engine, the one every device table reaches.
 
 >>> import io
->>> from .text import MAX_RECORD, LongLine, Reader
+>>> from .text import Reader
 >>> rows = list(csv_rows(Reader(io.BytesIO(b'\\xef\\xbb\\xbfid,description\\n1,"5 GPU\\n2,GTX 1080\\n'))))
 >>> rows[0], type(rows[1]).__name__, rows[2]
 (['id', 'description'], 'BadCsvRow', ['2', 'GTX 1080'])
@@ -14,6 +14,7 @@ engine, the one every device table reaches.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator, Sequence
 
 TYPE_CHECKING = False
@@ -43,6 +44,7 @@ class BadCsvRow(list):
     limit = False  # whether a field over the csv module's limit made it
 
 
+_QUOTE_OR_COMMA = re.compile(r'[",]')
 _MAX_SPAN_LINES = 10_000   # a quoted field may run over this many lines, no more
 _MAX_SPAN_CHARS = 16 << 20  # ... and this many characters (held to be read back as rows)
 
@@ -158,19 +160,14 @@ class CsvRows:
         if not limit:
             return where
         cap = csv.field_size_limit()
-        field, size, quoted, k = 0, 0, False, 0
-        while k < len(record):
-            c = record[k]
-            if c == '"':
+        field, quoted, begin = 0, False, 0
+        for m in _QUOTE_OR_COMMA.finditer(record):
+            if m.group() == '"':
                 quoted = not quoted
-            elif c == "," and not quoted:
-                field, size = field + 1, 0
-                k += 1
-                continue
-            size += 1
-            if size > cap:
-                break
-            k += 1
+            elif not quoted:
+                if m.start() - begin > cap:
+                    break
+                field, begin = field + 1, m.end()
         name = f" ({self.header[field]!r})" if self.header and field < len(self.header) else ""
         return f"{where}, field {field + 1}{name}"
 

@@ -213,8 +213,7 @@ def detect_kind(path: str | os.PathLike, limits: Limits | None = None) -> str:
         head = fh.read(HEAD)
         kind = compression_of(head)
         if kind is None:
-            fh.seek(0)
-            head = read_kind_head(fh)
+            head = read_kind_head(fh, head)
         else:
             fh.seek(0)
             try:

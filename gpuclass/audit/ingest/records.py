@@ -7,8 +7,7 @@ record must fit in memory); runs of well-formed records are read by the compiled
 error, never dropped, and reading goes on at the next record.
 
 >>> import io
->>> from . import text
-from .text import LongLine, Reader
+>>> from .text import Reader
 >>> [(row, rec, err) for row, _, rec, err in iter_ndjson(Reader(io.BytesIO(b'{"id": 1}\\n{\\n')), "x")]
 [(1, {'id': 1}, None), (2, None, 'malformed JSON line: Expecting property name enclosed in double quotes at column 1')]
 """

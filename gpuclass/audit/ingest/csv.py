@@ -117,7 +117,8 @@ class CsvRows:
             if self.one_line:
                 yield self._stray(at, line)
                 continue
-            parts, extra, size = [line], [], len(line)
+            parts, size = [line], len(line)
+            extra: list[tuple[int, str]] = []
             while quotes % 2 and len(extra) < _MAX_SPAN_LINES and size < _MAX_SPAN_CHARS:
                 nxt = self._next_line()
                 if nxt is None:

@@ -113,7 +113,10 @@ class TextAuditor:
         for row, source, rec, error in batch:
             if error is not None or not isinstance(rec, dict):
                 why = error or f"malformed record: {type(rec).__name__}, expected an object"
-                out.append(finish(ServerReport(row, source, None, problems=[why])))
+                # a flagged row keeps the server id it still has (a CSV row's, stray quote and all)
+                sid = rec.get("id") if error is not None and isinstance(rec, dict) else None
+                out.append(finish(ServerReport(row, source, sid if isinstance(sid, str) and sid else None,
+                                               problems=[why])))
                 continue
             sid = rec["id"] if "id" in rec else rec.get("server")
             problems: list[str] | None = None  # the record's own (made where it has one)

@@ -2,7 +2,8 @@
 
 ``core`` is the one in use: the compiled core when it imports, else the twin (chosen on
 first use: every name here is imported when first asked for, so that
-``compile_rules`` and ``match_rows``, the matcher's rules as plain data, load no numpy);
+``compile_rules``, ``match_rows`` and ``rollup_rows``, the matcher's and the rollup's rules
+over lists, load no numpy);
 ``GPUCLASS_NO_EXTENSIONS=1`` forces the twin.  ``COMPILED_IMPORT_ERROR`` keeps
 the reason the compiled core is not used (tests fail on it where the build
 should have produced the extension).  ``compiled`` (or None) and ``twin`` are
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .contract.audit import table_columns as audit_columns
     from .contract.match import MatchTables, build_match_tables, tables_from_rules
     from .contract.pciids import KEY_DTYPES, TABLES
+    from .contract.rollup_rules import rollup_rows
     from .contract.rules import RuleMaps, compile_rules, match_rows
     from .contract.sysfs import DEFAULTS as SYSFS_DEFAULTS
     from .contract.sysfs import DIRFLAGS, Root, why
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "build_match_tables",
            "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "Root", "why",
            "as_id_array", "as_key_array", "as_unsigned", "audit_columns", "cell_text", "cell_value",
-           "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules"]
+           "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules", "rollup_rows"]
 
 # name -> (contract module, its name there).  Imported on first use: the compiled core and
 # most contracts load numpy, and a caller of the rules alone (contract/rules.py) does without.
@@ -57,7 +59,7 @@ _EXPORTS = {
     "tables_from_rules": ("match", "tables_from_rules"),
     "KEY_DTYPES": ("pciids", "KEY_DTYPES"), "TABLES": ("pciids", "TABLES"),
     "RuleMaps": ("rules", "RuleMaps"), "compile_rules": ("rules", "compile_rules"),
-    "match_rows": ("rules", "match_rows"),
+    "match_rows": ("rules", "match_rows"), "rollup_rows": ("rollup_rules", "rollup_rows"),
     "SYSFS_DEFAULTS": ("sysfs", "DEFAULTS"), "DIRFLAGS": ("sysfs", "DIRFLAGS"),
     "Root": ("sysfs", "Root"), "why": ("sysfs", "why"), "SYSFS_COLUMNS": ("sysfs", "VALUE_COLUMNS"),
 }

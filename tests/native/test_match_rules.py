@@ -1,7 +1,8 @@
-"""The matcher's rules as plain data (``contract/rules.py``): ``match_rows`` over lists, on a
-policy's own rules (``compile_rules``, no numpy), gives what the compiled kernel gives on
-the tables laid out from them, device for device; and the tables read back give the rules
-they were laid out from."""
+"""The matcher's and the rollup's rules as plain data (``contract/rules.py``,
+``contract/rollup_rules.py``): ``match_rows`` over lists, on a policy's own rules
+(``compile_rules``, no numpy), gives what the compiled kernel gives on the tables laid out
+from them, device for device; the tables read back give the rules they were laid out from;
+``rollup_rows`` gives one group's totals as the compiled rollup does."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from helpers import outside_tree
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuclass._native import build_match_tables, compile_rules, match_rows, tables_from_rules
+from gpuclass._native import build_match_tables, compile_rules, match_rows, rollup_rows, tables_from_rules
 from gpuclass._native.match_py import _rule_maps
 from gpuclass.errors import InputError
 
@@ -96,6 +97,19 @@ def test_match_rows_on_the_rules_equals_the_kernels_on_the_tables(policy, dev):
     for core in (compiled, twin):
         want = core.match_devices(tables, *args, **kw)
         assert got == tuple(a.tolist() for a in want), core
+        # one machine's totals: the row of the rollup's one group
+        assert rollup_rows(*got) == core.rollup(*want, None, 1).tolist()[0], core
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_rollup_rows_equals_the_rollup_of_one_group(data):
+    n = data.draw(st.integers(0, 60))
+    status = data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))
+    card = data.draw(st.lists(st.integers(-1, 3), min_size=n, max_size=n))
+    slices = data.draw(st.lists(st.sampled_from([0, 1, 4, 0xFFFF]), min_size=n, max_size=n))
+    for core in (compiled, twin):
+        assert rollup_rows(status, card, slices) == core.rollup(status, card, slices, None, 1).tolist()[0]
 
 
 def test_the_default_policy_without_numpy():
@@ -108,12 +122,16 @@ policy = compile_default()
 print(match_rows(policy.rules, [0x10de, 0x10de, 0x10de], [0x27b0, 0x22bc, 0x1e30], [0x10de] * 3,
                  [0x16fa, 0x16fa, 0x12ba], [0x030000, 0x040300, 0x030200],
                  domain=[0] * 3, bus=[1, 1, 2], slot=[0, 0, 0]))
+from gpuclass._native import rollup_rows
+print(rollup_rows([1, 3, 2], [2, 2, -1], [4, 0, 0]))
 print(policy.card_ids[2], "numpy" in sys.modules)
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=outside_tree(), timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:2] == ["([1, 3, 2], [2, 2, -1], [4, 0, 0])", "rtx-4000-sff-ada False"]
+    totals = compiled.rollup([1, 3, 2], [2, 2, -1], [4, 0, 0], None, 1).tolist()[0]
+    assert proc.stdout.split("\n")[:3] == ["([1, 3, 2], [2, 2, -1], [4, 0, 0])", str(totals),
+                                            "rtx-4000-sff-ada False"]
 
 
 def test_the_policy_tables_are_laid_out_from_its_rules():

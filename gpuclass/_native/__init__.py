@@ -3,7 +3,7 @@
 ``core`` is the one in use: the compiled core when it imports, else the twin (chosen on
 first use: every name here is imported when first asked for, so that
 ``compile_rules``, ``match_rows`` and ``rollup_rows``, the matcher's and the rollup's rules
-over lists, load no numpy);
+over lists, and ``read_device_rows``, the twin's sysfs reader, load no numpy);
 ``GPUCLASS_NO_EXTENSIONS=1`` forces the twin.  ``COMPILED_IMPORT_ERROR`` keeps
 the reason the compiled core is not used (tests fail on it where the build
 should have produced the extension).  ``compiled`` (or None) and ``twin`` are
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .contract.match import MatchTables, build_match_tables, tables_from_rules
     from .contract.pciids import KEY_DTYPES, TABLES
     from .contract.rollup_rules import rollup_rows
+    from .sysfs_py import read_device_rows
     from .contract.rules import RuleMaps, compile_rules, match_rows
     from .contract.sysfs import DEFAULTS as SYSFS_DEFAULTS
     from .contract.sysfs import DIRFLAGS, Root, why
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "build_match_tables",
            "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "Root", "why",
            "as_id_array", "as_key_array", "as_unsigned", "audit_columns", "cell_text", "cell_value",
-           "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules", "rollup_rows"]
+           "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules", "rollup_rows", "read_device_rows"]
 
 # name -> (contract module, its name there).  Imported on first use: the compiled core and
 # most contracts load numpy, and a caller of the rules alone (contract/rules.py) does without.
@@ -62,6 +63,8 @@ _EXPORTS = {
     "match_rows": ("rules", "match_rows"), "rollup_rows": ("rollup_rules", "rollup_rows"),
     "SYSFS_DEFAULTS": ("sysfs", "DEFAULTS"), "DIRFLAGS": ("sysfs", "DIRFLAGS"),
     "Root": ("sysfs", "Root"), "why": ("sysfs", "why"), "SYSFS_COLUMNS": ("sysfs", "VALUE_COLUMNS"),
+    # the twin's reader with its values as lists: device directories read without numpy
+    "read_device_rows": ("..sysfs_py", "read_device_rows"),
 }
 
 
@@ -97,6 +100,7 @@ def __getattr__(name: str):
     where = _EXPORTS.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.contract.{where[0]}"), where[1])
+    module = where[0][2:] if where[0].startswith("..") else f"contract.{where[0]}"
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), where[1])
     globals()[name] = value
     return value

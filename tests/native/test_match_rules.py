@@ -122,7 +122,7 @@ policy = compile_default()
 print(match_rows(policy.rules, [0x10de, 0x10de, 0x10de], [0x27b0, 0x22bc, 0x1e30], [0x10de] * 3,
                  [0x16fa, 0x16fa, 0x12ba], [0x030000, 0x040300, 0x030200],
                  domain=[0] * 3, bus=[1, 1, 2], slot=[0, 0, 0]))
-from gpuclass._native import rollup_rows
+from gpuclass._native import read_device_rows, rollup_rows
 print(rollup_rows([1, 3, 2], [2, 2, -1], [4, 0, 0]))
 print(policy.card_ids[2], "numpy" in sys.modules)
 """

@@ -8,6 +8,11 @@ Groups (each run in the same session, compared by median):
 - ``cli scan``: ``gpuclass scan`` of a GEX44-like root (classification included)
   vs ``lspci -nnmm`` of the same tree and ``python -c "import numpy"``;
   reported, no goal.
+- ``cli start: scan``, ``cli start: plan``, ``cli start: lookup``: the command a user
+  types on this machine (``gpuclass scan``, ``gpuclass plan``, ``gpuclass lookup
+  10de:27b0``) vs ``lspci -nn -O hwdb.disable=1`` of this machine and ``python -c pass``
+  (the interpreter's own start, the floor); goal for ``scan``: within 3x ``lspci -nn``
+  (issue 30; ``goal`` on the lspci baseline is 1/3), ``plan`` and ``lookup`` reported.
 
 Run: ``python -m pytest benchmarks/bench_cli.py --benchmark-only``
 """
@@ -16,8 +21,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 
 import fakemachine
 import fakesys
@@ -88,3 +95,75 @@ def test_lspci_nnmm(benchmark, rounds, gex44_root):
 def test_import_numpy_for_scan(benchmark, rounds):
     benchmark.extra_info["role"] = "baseline"
     _time(benchmark, [sys.executable, "-c", "import numpy"], rounds)
+
+
+_START_COMMANDS = {"scan": ("scan",), "plan": ("plan",), "lookup": ("lookup", "10de:27b0")}
+START_GOAL = 1 / 3  # gpuclass scan within 3x lspci -nn (issue 30)
+
+
+def _this_machine() -> None:
+    if not os.path.isdir("/sys/bus/pci/devices"):
+        pytest.skip("no /sys/bus/pci/devices here: nothing to scan")
+
+
+@pytest.mark.parametrize("command", sorted(_START_COMMANDS))
+def test_gpuclass_command_start(benchmark, rounds, command):
+    """The whole process of a command as typed on this machine (exit 1, a flagged device
+    or a conflict, is an answer too).  Before each round, untimed by pytest-benchmark, the
+    baselines run once and are timed here: ``extra_info["interleaved"]`` holds the medians
+    of rounds taken in turn (on a busy machine, separate tests can fall in quiet and busy
+    minutes alike; the interleaved ratio is the one to read)."""
+    _this_machine()
+    benchmark.group = f"cli start: {command}"
+    benchmark.extra_info["role"] = "gpuclass"
+    env, cmd = _env(), [*helpers.COMMAND, *_START_COMMANDS[command]]
+    cwd = helpers.outside_tree()
+    baselines = {"python -c pass": [sys.executable, "-c", "pass"]}
+    lspci = shutil.which("lspci")
+    if lspci is not None:
+        baselines["lspci -nn"] = [lspci, "-nn", *recorded.LSPCI_NO_HWDB]
+    times: dict[str, list[float]] = {name: [] for name in (*baselines, "gpuclass")}
+
+    def baselines_once():
+        for name, argv in baselines.items():
+            t = time.perf_counter()
+            subprocess.run(argv, capture_output=True, env=env, cwd=cwd, check=True)
+            times[name].append(time.perf_counter() - t)
+
+    def once():
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+        times["gpuclass"].append(time.perf_counter() - t)
+        assert proc.returncode in (0, 1), proc.stderr
+        return proc.stdout
+
+    out = benchmark.pedantic(once, setup=baselines_once, rounds=rounds, iterations=1, warmup_rounds=1)
+    assert out.strip()
+    medians = {name: statistics.median(v) for name, v in times.items()}
+    benchmark.extra_info["interleaved"] = {
+        "medians_s": medians,
+        "speedup": {name: medians[name] / medians["gpuclass"] for name in baselines},
+        "goal": {"lspci -nn": START_GOAL} if command == "scan" else {},
+    }
+
+
+@pytest.mark.parametrize("command", sorted(_START_COMMANDS))
+def test_lspci_nn_start(benchmark, rounds, command):
+    _this_machine()
+    lspci = shutil.which("lspci")
+    if lspci is None:  # a failure where GPUCLASS_REQUIRE_PCIUTILS=1 (CI)
+        recorded.missing("lspci", "apt-get install pciutils")
+    benchmark.group = f"cli start: {command}"
+    benchmark.extra_info["role"] = "baseline"
+    if command == "scan":
+        benchmark.extra_info["goal"] = START_GOAL
+    out = _time(benchmark, [lspci, "-nn", *recorded.LSPCI_NO_HWDB], rounds)
+    assert out.strip()
+
+
+@pytest.mark.parametrize("command", sorted(_START_COMMANDS))
+def test_python_start(benchmark, rounds, command):
+    """The interpreter starting and stopping: what no Python command can go under."""
+    benchmark.group = f"cli start: {command}"
+    benchmark.extra_info["role"] = "baseline"
+    _time(benchmark, [sys.executable, "-c", "pass"], rounds)

@@ -58,6 +58,14 @@ def pytest_terminal_summary(terminalreporter, config):
         goal = r["goal"]
         verdict = "" if goal is None else ("  goal >= %gx: %s" % (goal, "met" if r["speedup"] >= goal else "NOT met"))
         tr.write_line(f"{r['group']:<22} {r['gpuclass']:<38} vs {r['baseline']:<40} {r['speedup']:8.2f}x{verdict}")
+    for bench in session.benchmarks:  # rounds taken in turn with their baselines (bench_cli)
+        inter = bench.extra_info.get("interleaved")
+        if not inter:
+            continue
+        for name, speedup in inter["speedup"].items():
+            goal = inter["goal"].get(name)
+            verdict = "" if goal is None else ("  goal >= %gx: %s" % (goal, "met" if speedup >= goal else "NOT met"))
+            tr.write_line(f"{bench.group:<22} {bench.name + ' (interleaved)':<38} vs {name:<40} {speedup:8.2f}x{verdict}")
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,9 @@
 """The kernels: the compiled core (``gpuclass._core``) or its pure-Python twin.
 
-``core`` is the one in use: the compiled core when it imports, else the twin;
+``core`` is the one in use: the compiled core when it imports, else the twin (chosen on
+first use: every name here is imported when first asked for, so that
+``compile_rules``, ``match_rows`` and ``rollup_rows``, the matcher's and the rollup's rules
+over lists, and ``read_device_rows``, the twin's sysfs reader, load no numpy);
 ``GPUCLASS_NO_EXTENSIONS=1`` forces the twin.  ``COMPILED_IMPORT_ERROR`` keeps
 the reason the compiled core is not used (tests fail on it where the build
 should have produced the extension).  ``compiled`` (or None) and ``twin`` are
@@ -18,43 +21,86 @@ inside of a pair: it uses ``core`` and the names re-exported here.
 from __future__ import annotations
 
 import os
-from types import ModuleType
 
-from .contract.args import as_id_array, as_key_array, as_unsigned
-from .contract.audit import cell_text, cell_value, problem_text
-from .contract.audit import column_of as key_column
-from .contract.audit import table_columns as audit_columns
-from .contract.match import MatchTables, build_match_tables
-from .contract.pciids import KEY_DTYPES, TABLES
-from .contract.sysfs import DEFAULTS as SYSFS_DEFAULTS
-from .contract.sysfs import DIRFLAGS, Root, why
-from .contract.sysfs import VALUE_COLUMNS as SYSFS_COLUMNS
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from .contract.args import as_id_array, as_key_array, as_unsigned
+    from .contract.audit import cell_text, cell_value, problem_text
+    from .contract.audit import column_of as key_column
+    from .contract.audit import table_columns as audit_columns
+    from .contract.match import MatchTables, build_match_tables, tables_from_rules
+    from .contract.pciids import KEY_DTYPES, TABLES
+    from .contract.rollup_rules import rollup_rows
+    from .sysfs_py import read_device_rows
+    from .contract.rules import RuleMaps, compile_rules, match_rows
+    from .contract.sysfs import DEFAULTS as SYSFS_DEFAULTS
+    from .contract.sysfs import DIRFLAGS, Root, why
+    from .contract.sysfs import VALUE_COLUMNS as SYSFS_COLUMNS
+
+    core: ModuleType
+    compiled: ModuleType | None
+    COMPILED_IMPORT_ERROR: str | None
 
 __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "build_match_tables",
            "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "Root", "why",
            "as_id_array", "as_key_array", "as_unsigned", "audit_columns", "cell_text", "cell_value",
-           "problem_text", "key_column"]
+           "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules", "rollup_rows", "read_device_rows"]
 
-compiled: ModuleType | None = None
-COMPILED_IMPORT_ERROR: str | None = None
-if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
-    COMPILED_IMPORT_ERROR = "disabled by GPUCLASS_NO_EXTENSIONS"
-else:
-    try:
-        from .. import _core as compiled  # type: ignore[no-redef]
-    except ImportError as exc:  # pragma: no cover - exercised in the no-build CI leg
-        COMPILED_IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
-if compiled is not None:
-    core: ModuleType = compiled
-else:
-    from . import twin
-    core = twin
+# name -> (contract module, its name there).  Imported on first use: the compiled core and
+# most contracts load numpy, and a caller of the rules alone (contract/rules.py) does without.
+_EXPORTS = {
+    "as_id_array": ("args", "as_id_array"), "as_key_array": ("args", "as_key_array"),
+    "as_unsigned": ("args", "as_unsigned"),
+    "cell_text": ("audit", "cell_text"), "cell_value": ("audit", "cell_value"),
+    "problem_text": ("audit", "problem_text"), "key_column": ("audit", "column_of"),
+    "audit_columns": ("audit", "table_columns"),
+    "MatchTables": ("match", "MatchTables"), "build_match_tables": ("match", "build_match_tables"),
+    "tables_from_rules": ("match", "tables_from_rules"),
+    "KEY_DTYPES": ("pciids", "KEY_DTYPES"), "TABLES": ("pciids", "TABLES"),
+    "RuleMaps": ("rules", "RuleMaps"), "compile_rules": ("rules", "compile_rules"),
+    "match_rows": ("rules", "match_rows"), "rollup_rows": ("rollup_rules", "rollup_rows"),
+    "SYSFS_DEFAULTS": ("sysfs", "DEFAULTS"), "DIRFLAGS": ("sysfs", "DIRFLAGS"),
+    "Root": ("sysfs", "Root"), "why": ("sysfs", "why"), "SYSFS_COLUMNS": ("sysfs", "VALUE_COLUMNS"),
+    # the twin's reader with its values as lists: device directories read without numpy
+    "read_device_rows": ("..sysfs_py", "read_device_rows"),
+}
 
 
-def __getattr__(name: str) -> ModuleType:
+def _choose() -> None:
+    """Load the compiled core (or say why not) and pick the one in use: on first use of
+    ``core``, ``compiled`` or ``COMPILED_IMPORT_ERROR``."""
+    import importlib
+
+    chosen, error = None, None
+    if os.environ.get("GPUCLASS_NO_EXTENSIONS", "") not in ("", "0"):
+        error = "disabled by GPUCLASS_NO_EXTENSIONS"
+    else:
+        try:
+            from .. import _core as chosen  # type: ignore[no-redef]
+        except ImportError as exc:  # pragma: no cover - exercised in the no-build CI leg
+            error = f"{type(exc).__name__}: {exc}"
+    g = globals()
+    g.setdefault("compiled", chosen)
+    g.setdefault("COMPILED_IMPORT_ERROR", error)
+    g.setdefault("core", chosen if chosen is not None else importlib.import_module(f"{__name__}.twin"))
+
+
+def __getattr__(name: str):
     # The twin is imported when asked for (tests, the no-build fallback): a process on
     # the compiled core does not pay for it.
+    import importlib
+
+    if name in ("core", "compiled", "COMPILED_IMPORT_ERROR"):
+        _choose()
+        return globals()[name]
     if name == "twin":
-        import importlib
         return importlib.import_module(f"{__name__}.twin")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    where = _EXPORTS.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = where[0][2:] if where[0].startswith("..") else f"contract.{where[0]}"
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), where[1])
+    globals()[name] = value
+    return value

@@ -1,9 +1,8 @@
 """Pure-Python twin of the rollup kernel (``rollup.pxi``, C in ``include/gpuclass_rollup.h``).
 
 The rollup's rules, once, as the C writes them once: :func:`add_row` adds one classified
-row to its group's totals, :func:`merge_row` one group's totals to another's; both meet
-the row's card model (the first supported card, a second one mixed) and mark supported
-cards beside unsupported GPUs the same way.  ``rollup`` and ``merge_runs`` are loops over
+row to its group's totals, :func:`merge_row` one group's totals to another's
+(``contract/rollup_rules.py``, numpy-free).  ``rollup`` and ``merge_runs`` are loops over
 them, checking their arguments and reporting their first bad row as the compiled kernel
 does.
 
@@ -21,68 +20,15 @@ import numpy as np
 
 from .. import constants as C
 from .contract import rollup as _RU
+from .contract.rollup_rules import add_row, empty_row, merge_row
 
 __all__ = ["rollup", "merge_runs", "add_row", "merge_row"]
-
-_INT32_MAX = 0x7FFFFFFF
-# the column each status counts in (NOT_GPU counts nowhere)
-_COLUMN = {C.SUPPORTED: C.R_CARDS, C.UNSUPPORTED: C.R_UNSUPPORTED, C.COMPANION: C.R_COMPANIONS,
-           C.VIRTUAL_FUNCTION: C.R_VFS, C.INVALID: C.R_INVALID}
-
-
-def _empty_row() -> list[int]:
-    row = [0] * C.ROLLUP_COLUMNS
-    row[C.R_MODEL] = -1
-    return row
-
-
-def _meet_model(row: list[int], model: int) -> None:
-    """The first supported card model (-1: none) is the row's; another sets MIXED_MODELS."""
-    if model == -1:
-        return
-    if row[C.R_MODEL] == -1:
-        row[C.R_MODEL] = model
-    elif row[C.R_MODEL] != model:
-        row[C.R_MIXED] |= C.MIXED_MODELS
-
-
-def _mark_mixed(row: list[int]) -> None:
-    if row[C.R_CARDS] > 0 and row[C.R_UNSUPPORTED] > 0:
-        row[C.R_MIXED] |= C.MIXED_UNSUPPORTED
-
-
-def add_row(row: list[int], status: int, card: int, slices: int) -> bool:
-    """Add one classified row (a status other than NOT_GPU) to ``row``; False, and ``row``
-    unchanged, where the slices would pass the int32 range."""
-    if status == C.SUPPORTED:
-        if row[C.R_SLICES] + slices > _INT32_MAX:
-            return False
-        row[C.R_SLICES] += slices
-        _meet_model(row, card)
-    row[_COLUMN[status]] += 1
-    _mark_mixed(row)
-    return True
-
-
-def merge_row(row: list[int], t: list[int]) -> bool:
-    """Add a group's totals ``t`` to ``row``, as adding its rows one by one would; False,
-    and ``row`` unchanged, where the slices would pass the int32 range."""
-    if row[C.R_SLICES] + t[C.R_SLICES] > _INT32_MAX:
-        return False
-    for col in range(C.ROLLUP_COLUMNS):
-        if col not in (C.R_MODEL, C.R_MIXED):
-            row[col] += t[col]
-    _meet_model(row, t[C.R_MODEL])
-    row[C.R_MIXED] |= t[C.R_MIXED] & C.MIXED_MODELS
-    _mark_mixed(row)
-    return True
-
 
 def rollup(status, card, slices, group=None, n_groups=1, n_cards=None):
     """Per-group totals as an ``(n_groups, 8)`` int32 matrix, with ``n_cards`` also the
     per-card counts (see the compiled core)."""
     n, st, cd, sc, g, ng, nc = _RU.prepare_rollup_args(status, card, slices, group, n_groups, n_cards)
-    out = [_empty_row() for _ in range(ng)]
+    out = [empty_row() for _ in range(ng)]
     counts = [[0] * (nc or 0) for _ in range(ng)]
     st_l, cd_l, sc_l = st.tolist(), cd.tolist(), sc.tolist()
     g_l = g.tolist() if g is not None else [0] * n
@@ -111,7 +57,7 @@ def rollup(status, card, slices, group=None, n_groups=1, n_cards=None):
 def merge_runs(group, totals, counts, n_groups):
     """Combine runs into groups with the rollup's rules (see the compiled core)."""
     g, t, c, ng, nc = _RU.prepare_merge_args(group, totals, counts, n_groups)
-    out = [_empty_row() for _ in range(ng)]
+    out = [empty_row() for _ in range(ng)]
     out_counts = [[0] * nc for _ in range(ng)]
     for r, (grp, row_t, row_c) in enumerate(zip(g.tolist(), t.tolist(), c.tolist())):
         if not merge_row(out[grp], row_t):

@@ -34,8 +34,6 @@ import errno
 import os
 import stat
 
-import numpy as np
-
 from ..constants import FLAG_BOOT_VGA, FLAG_PF, FLAG_VF
 from ..inputs import walk_beneath
 from .contract.sysfs import (
@@ -150,7 +148,7 @@ def _hex_value(raw: bytes | int | None, width: int) -> int | None:
     return int(body, 16)
 
 
-def _iommu_group(dir_fd: int, row: np.ndarray, opt: _Optional) -> None:
+def _iommu_group(dir_fd: int, row: list[int], opt: _Optional) -> None:
     group = link_name(dir_fd, "iommu_group", _readlink)
     # the kernel names groups by number; digits past an int32 are flagged, other names: no group
     if group is None or not (group.isascii() and group.isdigit()):
@@ -161,7 +159,7 @@ def _iommu_group(dir_fd: int, row: np.ndarray, opt: _Optional) -> None:
     row[9] = int(group)
 
 
-def _read_device(dir_fd: int, row: np.ndarray) -> tuple[str | None, list[int], list[bytes], dict]:
+def _read_device(dir_fd: int, row: list[int]) -> tuple[str | None, list[int], list[bytes], dict]:
     codes, raws = [0, 0, 0], [b"", b"", b""]
     for k, (name, width) in enumerate(MANDATORY):
         raw = _read_attr(dir_fd, name)
@@ -240,9 +238,18 @@ def read_devices(dir_fd: int, names: list[str], devdir: str, root):
     an ``(n, N_VALUES)`` int64 matrix (columns ``VALUE_COLUMNS``), the driver
     names (None: unbound) and the problem texts (None: a good device).
     """
+    import numpy as np  # here only: read_device_rows serves callers without numpy
+
+    rows, drivers, problems = read_device_rows(dir_fd, names, devdir, root)
+    values = np.array(rows, dtype=np.int64).reshape(len(names), N_VALUES)
+    return values, drivers, problems
+
+
+def read_device_rows(dir_fd: int, names: list[str], devdir: str, root):
+    """:func:`read_devices` with the values as a list of ``N_VALUES``-int lists: the same
+    reading, for a caller of a few devices that does without numpy."""
     n = len(names)
-    values = np.empty((n, N_VALUES), dtype=np.int64)
-    values[:] = DEFAULTS
+    rows = [list(DEFAULTS) for _ in range(n)]
     drivers: list[str | None] = [None] * n
     problems: list[str | None] = [None] * n
     none = (0, 0, 0), (b"", b"", b"")
@@ -256,9 +263,9 @@ def read_devices(dir_fd: int, names: list[str], devdir: str, root):
             problems[i] = problem_text(where, -fd, *none)
             continue
         try:
-            drivers[i], codes, raws, bad = _read_device(fd, values[i])
+            drivers[i], codes, raws, bad = _read_device(fd, rows[i])
             if any(codes) or bad:
                 problems[i] = problem_text(where, 0, tuple(codes), tuple(raws), bad)
         finally:
             _close(fd)
-    return values, drivers, problems
+    return rows, drivers, problems

@@ -23,9 +23,21 @@ def console() -> int:
     pyarrow imports pandas the first time it asks whether an object is a pandas one
     (about 0.2 s, a third of a small Parquet audit's process), though no command hands it
     one: in the command's own process pyarrow finds no pandas and works without it.
+
+    Two start costs no command needs are turned off where the user has not set them
+    (:data:`PROCESS_DEFAULTS`, before anything imports numpy or pydantic): numpy's OpenBLAS
+    starts a thread per core when it loads (about a third of numpy's import, itself most of
+    a ``gpuclass scan``), though no command does linear algebra; and pydantic, at the first
+    model class (``plan``, ``labels``), reads the entry points of every installed
+    distribution to find plugins.  ``OMP_NUM_THREADS`` is left alone: pyarrow sizes its
+    thread pool from it.
     """
     import gc
+    import os
     import sys
+
+    for name, value in PROCESS_DEFAULTS.items():
+        os.environ.setdefault(name, value)  # before anything imports numpy or pydantic
 
     if "pandas" not in sys.modules:
         sys.meta_path.insert(0, _NoPandas)
@@ -36,6 +48,11 @@ def console() -> int:
     code = main()
     gc.freeze()
     return code
+
+
+# What the command's process sets where the user has not (see console), before numpy or
+# pydantic loads: one OpenBLAS thread, no pydantic plugin discovery.
+PROCESS_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1", "PYDANTIC_DISABLE_PLUGINS": "__all__"}
 
 
 class _NoPandas:

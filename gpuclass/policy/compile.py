@@ -64,7 +64,7 @@ class CompiledPolicy:
     ``data`` the policy as plain data with integer IDs (what a pickle carries).
     """
 
-    __slots__ = ("data", "_tables", "cards", "deny", "slices_per_card",
+    __slots__ = ("data", "_tables", "_rules", "cards", "deny", "slices_per_card",
                  "fail_requests_greater_than_one", "gpu_classes", "companion_classes", "gpu_vendors",
                  "__weakref__")
 
@@ -85,20 +85,33 @@ class CompiledPolicy:
         self.gpu_vendors = _ids(data.get("gpu_vendors", (NVIDIA,)), "gpu_vendors")
         self.fail_requests_greater_than_one = bool(data.get("fail_requests_greater_than_one", True))
         self._tables = None
+        self._rules = None
         self.data = self._plain()
+
+    @property
+    def rules(self):
+        """The matcher's rules as plain data (:class:`~gpuclass._native.RuleMaps`: checked,
+        precedence decided, no numpy), built on first use; :attr:`tables` lays them out for
+        the kernels, and ``gpuclass._native.match_rows`` applies them to a few devices
+        given as lists."""
+        if self._rules is None:
+            from .._native import compile_rules
+
+            rules = [(*m, i) for i, c in enumerate(self.cards) for m in c["match"]]
+            rules += [(*d[:4], -1) for d in self.deny]
+            self._rules = compile_rules(
+                rules, [c["slices"] for c in self.cards], gpu_classes=self.gpu_classes,
+                companion_classes=self.companion_classes, gpu_vendors=self.gpu_vendors)
+        return self._rules
 
     @property
     def tables(self):
         """The kernels' :class:`~gpuclass._native.MatchTables`, built on first use (a listing
         audit needs the cards only, and no numpy)."""
         if self._tables is None:
-            from .._native import build_match_tables
+            from .._native import tables_from_rules
 
-            rules = [(*m, i) for i, c in enumerate(self.cards) for m in c["match"]]
-            rules += [(*d[:4], -1) for d in self.deny]
-            self._tables = build_match_tables(
-                rules, [c["slices"] for c in self.cards], gpu_classes=self.gpu_classes,
-                companion_classes=self.companion_classes, gpu_vendors=self.gpu_vendors)
+            self._tables = tables_from_rules(self.rules)
         return self._tables
 
     def _plain(self) -> dict:

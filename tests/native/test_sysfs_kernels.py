@@ -158,3 +158,25 @@ def test_cores_agree_on_random_attributes(tmp_path_factory, devices, links):
                                                                      links)}
         _device(root, f"0000:{i + 1:02x}:00.0", files, link_map)
     _agree(root)
+
+
+@pytest.mark.parametrize("name", [*fakesys.SERVERS, "broken"])
+def test_rows_read_without_numpy_are_the_compiled_values(tmp_path, name):
+    """``read_device_rows`` (the twin's reading, values as lists: no numpy) answers as the
+    compiled core does, value for value."""
+    from gpuclass._native import read_device_rows
+
+    devices = fakesys.SERVERS[name]() if name in fakesys.SERVERS else getattr(fakesys, name)()
+    fakesys.write_tree(tmp_path, devices)
+    root = os.path.realpath(tmp_path)
+    chain = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    owned = list(chain)
+    try:
+        walk_beneath(chain, PCI_DEVICES, owned)
+        names = sorted(os.listdir(chain[-1]))
+        beneath, devdir = Root(tuple(chain), PCI_DEVICES), os.path.join(root, PCI_DEVICES)
+        values, drivers, problems = compiled.read_devices(chain[-1], names, devdir, beneath)
+        assert read_device_rows(chain[-1], names, devdir, beneath) == (values.tolist(), drivers, problems)
+    finally:
+        for fd in owned:
+            os.close(fd)

@@ -20,10 +20,11 @@ import numpy as np
 from ...constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA
 from ...errors import InputError
 from .args import as_id_array, as_int64, as_unsigned, contiguous
+from .rules import MAX_CARDS, MAX_DEVICES, RuleMaps, compile_rules
 
 __all__ = [
     "VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION",
-    "MatchTables", "MatchArgs", "build_match_tables", "prepare_match_args",
+    "MatchTables", "MatchArgs", "build_match_tables", "tables_from_rules", "prepare_match_args",
     "class_range_error", "check_tables", "tables_content",
     "MAX_CARDS",
     "MAX_DEVICES",
@@ -35,8 +36,6 @@ VL_RULES = 2          # some rule names this vendor: worth a device lookup
 CL_GPU = 1            # a GPU class (0x0300, 0x0302 by default)
 CL_COMPANION = 2      # a companion class (audio, USB, UCSI) used when addresses are unknown
 
-MAX_CARDS = 32766      # card indices are int16 (-1: none); 1 + card fits 15 bits of dev_lut
-MAX_DEVICES = 65535    # dev_lut holds 1 + position in uint16
 
 
 class MatchTables(NamedTuple):
@@ -66,13 +65,6 @@ class MatchTables(NamedTuple):
         return int(self.card_slices.shape[0])
 
 
-def _id(value, what: str, bits: int = 16) -> int:
-    value = int(value)
-    if not 0 <= value < (1 << bits):
-        raise InputError(f"{what}: {value:#x} is not a {bits}-bit ID")
-    return value
-
-
 def build_match_tables(
     rules: Sequence[tuple],
     card_slices: Sequence[int],
@@ -85,64 +77,32 @@ def build_match_tables(
     ``card`` is an index into ``card_slices``, or -1 for a deny rule.  A rule
     with a subsystem beats the rule without one for the same device; two rules
     for the same key are an error.  Vendors of allow rules count as GPU vendors.
+    The rules are checked, and their precedence decided, by
+    :func:`~gpuclass._native.contract.rules.compile_rules` (numpy-free).
     """
-    n_cards = len(card_slices)
-    if n_cards > MAX_CARDS:
-        raise InputError(f"card_slices: at most {MAX_CARDS} cards, got {n_cards}")
-    slices = np.zeros(n_cards, dtype=np.uint16)
-    for i, s in enumerate(card_slices):
-        s = int(s)
-        if not 0 <= s <= 0xFFFF:
-            raise InputError(f"card_slices: value {s} at index {i} is not in [0, 65535]")
-        slices[i] = s
+    maps = compile_rules(rules, card_slices, gpu_classes, companion_classes, gpu_vendors)
+    return tables_from_rules(maps)
 
+
+def tables_from_rules(maps: RuleMaps) -> MatchTables:
+    """:func:`compile_rules`' maps laid out as the kernels' tables (read-only)."""
+    slices = np.array(maps.card_slices, dtype=np.uint16)
     vendor_lut = np.zeros(65536, dtype=np.uint8)
-    for v in gpu_vendors:
-        vendor_lut[_id(v, "gpu_vendors")] |= VL_GPU_VENDOR
+    vendor_lut[sorted(maps.gpu_vendors)] |= VL_GPU_VENDOR
+    vendor_lut[sorted(maps.rule_vendors)] |= VL_RULES
     class_lut = np.zeros(65536, dtype=np.uint8)
-    for c in gpu_classes:
-        class_lut[_id(c, "gpu_classes")] |= CL_GPU
-    for c in companion_classes:
-        class_lut[_id(c, "companion_classes")] |= CL_COMPANION
+    class_lut[sorted(maps.gpu_classes)] |= CL_GPU
+    class_lut[sorted(maps.companion_classes)] |= CL_COMPANION
 
-    device_rule: dict[int, int] = {}
-    sub_rules: dict[int, dict[int, int]] = {}
-    for n, rule in enumerate(rules):
-        if len(rule) != 5:
-            raise InputError(f"rules[{n}]: expected (vendor, device, subvendor, subdevice, card)")
-        v, d, sv, sd, card = rule
-        v, d, card = _id(v, f"rules[{n}].vendor"), _id(d, f"rules[{n}].device"), int(card)
-        if not -1 <= card < n_cards:
-            raise InputError(f"rules[{n}].card: {card} is not -1 or a card index below {n_cards}")
-        key = v << 16 | d
-        vendor_lut[v] |= VL_RULES
-        if card >= 0:
-            vendor_lut[v] |= VL_GPU_VENDOR
-        if (sv is None) != (sd is None):
-            raise InputError(f"rules[{n}]: subvendor and subdevice go together")
-        if sv is None:
-            if key in device_rule:
-                raise InputError(f"rules[{n}]: a second rule for {v:04x}:{d:04x}")
-            device_rule[key] = card
-        else:
-            skey = _id(sv, f"rules[{n}].subvendor") << 16 | _id(sd, f"rules[{n}].subdevice")
-            subs = sub_rules.setdefault(key, {})
-            if skey in subs:
-                raise InputError(
-                    f"rules[{n}]: a second rule for {v:04x}:{d:04x} subsystem {sv:04x}:{sd:04x}")
-            subs[skey] = card
-
-    keys = sorted(set(device_rule) | set(sub_rules))
+    keys = sorted(maps.devices)
     n_dev = len(keys)
-    if n_dev > MAX_DEVICES:
-        raise InputError(f"rules: at most {MAX_DEVICES} distinct vendor:device pairs, got {n_dev}")
     dev_keys = np.array(keys, dtype=np.uint32)
-    dev_card = np.array([device_rule.get(k, -1) for k in keys], dtype=np.int16)
+    dev_card = np.array([maps.devices[k][0] for k in keys], dtype=np.int16)
     sub_offsets = np.zeros(n_dev + 1, dtype=np.int32)
     skeys: list[int] = []
     scards: list[int] = []
     for i, k in enumerate(keys):
-        subs = sub_rules.get(k, {})
+        subs = maps.devices[k][1]
         for sk in sorted(subs):
             skeys.append(sk)
             scards.append(subs[sk])
@@ -156,8 +116,6 @@ def build_match_tables(
     # bits 0-14 = 1 + the device-level rule's card (0: none or deny), bit 15 =
     # subsystem rules exist (the kernel then searches dev_keys, rarely).
     rule_vendors = sorted({k >> 16 for k in keys})
-    if len(rule_vendors) > 0x7FFE:
-        raise InputError("rules: too many vendors")
     vendor_block = np.zeros(65536, dtype=np.uint16)
     dev_lut = np.zeros((1 + len(rule_vendors)) * 65536, dtype=np.uint16)
     for b, v in enumerate(rule_vendors, start=1):

@@ -1,0 +1,62 @@
+"""What the command's own process sets up before it imports anything heavy
+(:func:`gpuclass.cli.console`): costs of numpy's and pydantic's start that no command
+needs are turned off where the user has not asked for them, and left as the user set them
+where the user has."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers import outside_tree
+
+from gpuclass.cli import PROCESS_DEFAULTS
+
+_CONSOLE = """import os, sys
+from gpuclass.cli import console
+sys.argv = ["gpuclass", *sys.argv[1:]]
+code = console()
+import numpy  # already loaded by the command: the OpenBLAS it started is the one asked for
+sys.stdout.flush()
+threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None
+print("\\n" + repr((code, [os.environ.get(n) for n in {names!r}], threads)))
+"""
+
+
+def _console(*args: str, env: dict[str, str]) -> tuple[int, list[str | None], int | None]:
+    code = _CONSOLE.format(names=sorted(PROCESS_DEFAULTS))
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=env, cwd=outside_tree(), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return eval(proc.stdout.splitlines()[-1])
+
+
+def _env(**values: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in PROCESS_DEFAULTS}
+    env.update(values)
+    return env
+
+
+def test_defaults_are_one_blas_thread_and_no_pydantic_plugin_discovery():
+    assert PROCESS_DEFAULTS == {"OPENBLAS_NUM_THREADS": "1", "PYDANTIC_DISABLE_PLUGINS": "__all__"}
+    # no OMP_NUM_THREADS: pyarrow sizes its CPU pool from it (Parquet decoding)
+    assert "OMP_NUM_THREADS" not in PROCESS_DEFAULTS
+
+
+@pytest.mark.parametrize("command", [("lookup", "10de:27b0"), ("scan", "--no-names")])
+def test_the_command_sets_them_where_unset(command):
+    code, values, threads = _console(*command, env=_env())
+    assert code in (0, 1)
+    assert values == [PROCESS_DEFAULTS[n] for n in sorted(PROCESS_DEFAULTS)]
+    # set before numpy loaded: OpenBLAS started no thread of its own
+    assert threads in (None, 1)
+
+
+def test_what_the_user_set_is_kept():
+    code, values, threads = _console("lookup", "10de:27b0",
+                                     env=_env(OPENBLAS_NUM_THREADS="2", PYDANTIC_DISABLE_PLUGINS="logfire"))
+    assert code == 0 and values == ["2", "logfire"]
+    # OpenBLAS: the main thread and one of its own (it takes no more threads than cores)
+    assert threads in (None, min(2, os.cpu_count() or 1))

@@ -98,6 +98,25 @@ def test_tables_sort_under_the_content_security_policy(browser, tmp_path):
     assert after == sorted(before, reverse=True)
     tab.eval(click + '("Slices")')
     assert [int(v) for v in tab.eval(column + '("Slices")')] == sorted(int(v) for v in tab.eval(column + '("Slices")'))
+    # the per-card table's header is two rows (column groups): a header's data-col names its
+    # column; sorting by the hourly median orders that column, and each row moves whole
+    grouped = """(function (col) {
+      var t = document.querySelector("#prices table.groups");
+      return Array.prototype.map.call(t.tBodies[0].rows, function (r) {
+        return [r.cells[0].textContent, r.cells[col].getAttribute("data-v")];
+      });
+    })"""
+    heads = tab.eval("""Array.prototype.map.call(document.querySelector("#prices table.groups").tHead
+      .querySelectorAll("th[data-col]"), function (th) { return [th.textContent, +th.getAttribute("data-col")]; })""")
+    assert [t for t, _ in heads][-3:] == ["Servers", "Cheapest", "Median"] and [c for _, c in heads] == list(range(10))
+    rows = tab.eval(grouped + "(9)")
+    for _ in range(2):  # the second click sorts descending (the table came cheapest first)
+        tab.eval("""document.querySelector('#prices table.groups th[data-col="9"] button').click()""")
+    after = tab.eval(grouped + "(9)")
+    assert [float(v) for _, v in after] == sorted((float(v) for _, v in rows), reverse=True)
+    assert after != rows and sorted(map(tuple, after)) == sorted(map(tuple, rows))
+    assert tab.eval("""document.querySelector('#prices table.groups th[data-col="9"]').getAttribute("aria-sort")""") \
+        == "descending"
     assert tab.errors() == []
 
 

@@ -43,3 +43,37 @@ def hostile_feed() -> list[dict]:
     feed.append({"id": "long", "description": ["RTX 4000 SFF Ada Generation"], "price": 200,
                  "datacenter": "x" * 100_000})
     return feed
+
+
+WIDE_GPUS = (
+    "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition 96GB",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition 96GB",
+    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition 96GB",
+    "GPU - Nvidia RTX™ 4000 SFF Ada Generation",
+    "NVIDIA RTX 6000 Ada Generation 48 GB",
+    "GPU - Nvidia GeForce GTX 1080 Ti",
+    "GPU - Nvidia GeForce GTX 1080",
+)
+WIDE_UNSUPPORTED = ("GPU - Nvidia Quadro RTX 6000", "GPU - Nvidia RTX 4000 Ada Generation", "GPU - Nvidia RTX A6000")
+
+
+def wide_feed(servers: int = 400) -> list[dict]:
+    """A fleet that makes the page as wide as a real one can: the longest card names, servers
+    holding two models at once (a group named by both), 60 datacenters with hyphenated and
+    spaced names, four-digit monthly prices, hourly prices, and unsupported GPUs."""
+    cities = ("FSN1", "NBG1", "HEL1", "ASH-VA", "HIL-OR", "SIN-SG")
+    dcs = [f"{cities[i % 6]}-DC{i}" if i % 3 else f"{cities[i % 6]} Tuusula-North Hall {i}" for i in range(60)]
+    feed = []
+    for i in range(servers):
+        gpus = [WIDE_GPUS[i % len(WIDE_GPUS)]]
+        if i % 4 == 1:
+            gpus.append(WIDE_GPUS[(i // 4) % len(WIDE_GPUS)])
+        if i % 9 == 0:
+            gpus.append(WIDE_UNSUPPORTED[(i // 9) % len(WIDE_UNSUPPORTED)])
+        price = 40.0 + (i * 37) % 9000 + (i % 100) / 100
+        row = {"id": 3_000_000 + i, "name": "GEX-wide", "description": ["AMD EPYC 9454P", *gpus],
+               "datacenter": dcs[i % len(dcs)], "specials": ["GPU"], "price": price}
+        if i % 2:
+            row["hourly_price"] = round(price / 730, 4)
+        feed.append(row)
+    return feed

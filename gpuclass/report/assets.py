@@ -21,7 +21,7 @@ STYLE = """
         --warn: #9a6700; --bad: #c44e52; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: var(--ink);
-       margin: 0 auto; max-width: 1100px; padding: 24px; }
+       margin: 0 auto; max-width: 1200px; padding: 24px; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 32px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { font-size: 16px; margin: 22px 0 8px; }
@@ -41,8 +41,12 @@ figcaption { color: var(--muted); font-size: 12px; }
 table { border-collapse: collapse; font-size: 13px; width: 100%; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top;
          overflow-wrap: anywhere; }
-th { background: var(--bg); font-weight: 600; white-space: nowrap; }
+th { background: var(--bg); font-weight: 600; white-space: nowrap; vertical-align: bottom; }
+th.group { text-align: center; border-bottom-color: var(--muted); }
+th.first, td.first { border-left: 1px solid var(--line); }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.groups th, table.groups td { padding: 4px 7px; }
+.w { white-space: nowrap; }
 th button { font: inherit; color: inherit; background: none; border: 0; padding: 0; cursor: pointer; }
 th button::after { content: " \\2195"; color: var(--muted); }
 th[aria-sort="ascending"] button::after { content: " \\2191"; }
@@ -64,10 +68,11 @@ SCRIPT = """
   }
   var tables = document.querySelectorAll("table.sortable");
   Array.prototype.forEach.call(tables, function (table) {
-    var heads = table.tHead.rows[0].cells;
-    Array.prototype.forEach.call(heads, function (th, col) {
+    var heads = table.tHead.querySelectorAll("th");
+    Array.prototype.forEach.call(heads, function (th) {
       var button = th.querySelector("button");
-      if (!button) { return; }
+      var col = parseInt(th.getAttribute("data-col"), 10);
+      if (!button || isNaN(col)) { return; }
       button.addEventListener("click", function () {
         var numeric = th.getAttribute("data-type") === "num";
         var up = th.getAttribute("aria-sort") !== "ascending";

@@ -35,6 +35,8 @@ __all__ = ["price_svg", "histogram_svg", "data_uri", "require", "LABEL_LIMIT"]
 
 LABEL_LIMIT = 42  # characters of a group's name on a chart axis
 _BAR, _MARK, _GRID = "#4c72b0", "#c44e52", "#d9d9d9"
+_MARK_SIZE = 18  # the cheapest's diamond: its area in points squared (scatter's s)
+_MARK_HALF = 3.0  # its half width in points: 0.707 × √s for scatter's "D"
 
 
 def require() -> None:
@@ -126,9 +128,8 @@ def price_svg(labels: Sequence[Any], medians: Sequence[float], minimums: Sequenc
     with _figure(10.0, 1.3 + 0.32 * max(n, 1)) as fig:
         ax = fig.add_subplot()
         y = list(range(n))
-        bars = ax.barh(y, medians, color=_BAR, height=0.6, label="median")
-        ax.scatter(minimums, y, marker="D", s=18, color=_MARK, zorder=3, label="cheapest")
-        ax.bar_label(bars, labels=[_amount(m) for m in medians], padding=3, fontsize=9)
+        ax.barh(y, medians, color=_BAR, height=0.6, label="median")
+        ax.scatter(minimums, y, marker="D", s=_MARK_SIZE, color=_MARK, zorder=3, label="cheapest")
         ax.set_yticks(y, labels=names, parse_math=False)
         ax.invert_yaxis()
         ax.set_xlabel(f"monthly price per slice ({unit})", parse_math=False)
@@ -138,6 +139,7 @@ def price_svg(labels: Sequence[Any], medians: Sequence[float], minimums: Sequenc
         ax.margins(x=0.15)
         if n:  # above the bars, never over them
             ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=2, fontsize=9, frameon=False)
+        _value_labels(fig, ax, y, medians, minimums)
         return _svg(fig)
 
 
@@ -146,6 +148,30 @@ def _amount(value: float) -> str:
     listing's price can be any number) ``2.5e+299``, whose 300 digits had left the bars no
     room (matplotlib warned on stderr that the constrained layout collapsed)."""
     return f"{value:,.2f}" if abs(value) < 1e12 else f"{value:.3g}"
+
+
+def _label_padding(median_pt: float, cheapest_pt: float) -> float:
+    """How far (in points) a bar's value label starts right of the bar's end: 3 points, or
+    clear of the cheapest's diamond where that sits at (or just inside) the bar's end, as it
+    does where the cheapest equals the median.
+
+    >>> _label_padding(100.0, 50.0), _label_padding(100.0, 100.0), _label_padding(100.0, 99.0)
+    (3.0, 7.0, 6.0)
+    """
+    reach = cheapest_pt + _MARK_HALF + 1.0  # the diamond's right tip, and a point of air
+    return max(3.0, reach - median_pt + 3.0) if reach > median_pt else 3.0
+
+
+def _value_labels(fig: Any, ax: Any, y: Sequence[int], medians: Sequence[float],
+                  minimums: Sequence[float]) -> None:
+    """Each bar's median at its end, moved clear of the diamond where they would meet."""
+    fig.draw_without_rendering()  # the layout settled, so data converts to points truly
+    scale = 72.0 / fig.dpi
+    for yi, m, lo in zip(y, medians, minimums):
+        x_m = ax.transData.transform((m, yi))[0] * scale
+        x_lo = ax.transData.transform((lo, yi))[0] * scale if lo is not None else float("-inf")
+        ax.annotate(_amount(m), (m, yi), xytext=(_label_padding(x_m, x_lo), 0), textcoords="offset points",
+                    ha="left", va="center", fontsize=9, annotation_clip=False)
 
 
 def histogram_svg(edges: Sequence[float], counts: Sequence[int], *, title: str, unit: str) -> str:

@@ -36,6 +36,7 @@ CHART_GROUPS = 20   # groups drawn in a chart (the cheapest medians)
 TABLE_ROWS = 100    # rows of a group or unsupported-GPU table
 FLAGGED_ROWS = 200  # flagged rows listed
 SOURCES_SHOWN = 10
+WORD_LIMIT = 30     # characters of a name's word kept whole (a longer one may break)
 
 
 def _num(x: Any, digits: int = 2) -> str:
@@ -44,11 +45,12 @@ def _num(x: Any, digits: int = 2) -> str:
     return f"{x:,.{digits}f}" if isinstance(x, float) else f"{x:,}"
 
 
-def _td(x: Any, digits: int = 2) -> str:
-    """A number cell (``data-v`` sorts it)."""
+def _td(x: Any, digits: int = 2, first: bool = False) -> str:
+    """A number cell (``data-v`` sorts it); ``first`` of a column group."""
+    cls = "num first" if first else "num"
     if x is None or (isinstance(x, float) and math.isnan(x)):
-        return '<td class="num" data-v=""></td>'
-    return f'<td class="num" data-v="{x!r}">{_num(x, digits)}</td>'
+        return f'<td class="{cls}" data-v=""></td>'
+    return f'<td class="{cls}" data-v="{x!r}">{_num(x, digits)}</td>'
 
 
 def _tx(x: Any, none: str = "not given") -> str:
@@ -58,16 +60,72 @@ def _tx(x: Any, none: str = "not given") -> str:
     return f"<td>{html_text(x)}</td>"
 
 
-def _table(columns: list[tuple[str, bool]], rows: list[str], sortable: bool = True) -> str:
-    """A table: ``columns`` as (title, numeric); ``rows`` as rendered ``<tr>`` bodies."""
-    heads = []
-    for title, numeric in columns:
-        attrs = ' class="num" data-type="num"' if numeric else ""
-        inner = f'<button type="button">{title}</button>' if sortable else title
-        heads.append(f'<th scope="col"{attrs}>{inner}</th>')
-    cls = ' class="sortable"' if sortable else ""
+def _words(x: Any) -> str:
+    """A name from a listing (a card model, a datacenter), escaped, that wraps between its
+    words only: each word up to :data:`WORD_LIMIT` characters is kept whole (``Max-Q`` is
+    never split at its hyphen); a longer one may still break anywhere, so that no name
+    can widen the page."""
+    out = []
+    for word in html_text(x).split(" "):
+        if word and len(word) <= WORD_LIMIT:
+            out.append(f'<span class="w">{word}</span>')
+        else:
+            out.append(word)
+    return " ".join(out)
+
+
+def _name(x: Any, none: str = "not given") -> str:
+    """A name cell (:func:`_words`)."""
+    if x is None:
+        return _tx(x, none)
+    return f'<td class="name">{_words(x)}</td>'
+
+
+Column = tuple[Any, ...]  # (title, numeric) or (title, numeric, explanation)
+
+
+def _th(col: Column, index: int, sortable: bool, extra: str = "", rows: int = 1) -> str:
+    """A column's header; ``data-col`` tells the sorting script its column."""
+    title, numeric = col[0], col[1]
+    attrs = f' rowspan="{rows}" data-col="{index}"' if rows > 1 else f' data-col="{index}"'
+    classes = ["num"] if numeric else []
+    if extra:
+        classes.append(extra)
+    if classes:
+        attrs += f' class="{" ".join(classes)}"'
+    if numeric:
+        attrs += ' data-type="num"'
+    if len(col) > 2:
+        attrs += f' title="{html_text(col[2])}"'
+    inner = f'<button type="button">{title}</button>' if sortable else title
+    return f'<th scope="col"{attrs}>{inner}</th>'
+
+
+def _table(columns: list[Column], rows: list[str], sortable: bool = True,
+           groups: list[tuple[str | None, int]] | None = None, cls: str = "") -> str:
+    """A table: ``columns`` as (title, numeric[, explanation]); ``rows`` as rendered ``<tr>``
+    bodies.  ``groups``, where given, is a first header row of (title, number of columns):
+    a titled group spans its columns (their titles then short, under it); ``None`` leaves
+    its columns' titles standing across both rows."""
+    classes = (["sortable"] if sortable else []) + ([cls] if cls else [])
+    attr = f' class="{" ".join(classes)}"' if classes else ""
     body = "".join(f"<tr>{r}</tr>" for r in rows)
-    return f'<div class="scroll"><table{cls}><thead><tr>{"".join(heads)}</tr></thead><tbody>{body}</tbody></table></div>'
+    if not groups:
+        heads = "".join(_th(c, i, sortable) for i, c in enumerate(columns))
+        thead = f"<tr>{heads}</tr>"
+    else:
+        top, below, i = [], [], 0
+        for title, n in groups:
+            if title is None:
+                top += [_th(c, i + k, sortable, rows=2)
+                        for k, c in enumerate(columns[i:i + n])]
+            else:
+                top.append(f'<th scope="colgroup" colspan="{n}" class="group">{title}</th>')
+                below += [_th(c, i + k, sortable, "first" if k == 0 else "")
+                          for k, c in enumerate(columns[i:i + n])]
+            i += n
+        thead = f'<tr>{"".join(top)}</tr><tr>{"".join(below)}</tr>'
+    return f'<div class="scroll"><table{attr}><thead>{thead}</thead><tbody>{body}</tbody></table></div>'
 
 
 def _card(title: str, value: Any, note: str = "") -> str:
@@ -92,7 +150,7 @@ def _per_card(s: FleetSummary) -> str:
 def _headline(s: FleetSummary) -> str:
     h = s.headline()
     t = s.totals
-    cards = "<br>".join(f"{n:,}× {html_text(name)}" for name, n in h["cards"].items())
+    cards = "<br>".join(f"{n:,}× {_words(name)}" for name, n in h["cards"].items())
     pct = f"{100 * t.gpu_capable / t.servers:.0f}% of servers" if t.servers else ""
     parts = [
         _card("Servers audited", t.servers, f"from {_plural(t.input_rows, 'input row')}"),
@@ -137,22 +195,31 @@ def _price_notes(s: FleetSummary) -> str:
 def _group_table(table: Any, what: str, title: str, hourly: bool) -> str:
     rows = table.to_pylist()
     shown = rows[:TABLE_ROWS]
-    cols = [(title, False), ("Servers", True), ("Slices", True), ("Cheapest / slice", True),
-            ("Median / slice", True), ("Dearest / slice", True), ("Pooled / slice", True)]
+    cols: list[Column] = [
+        (title, False), ("Servers", True), ("Slices", True),
+        ("Cheapest", True, "the lowest monthly price per slice"),
+        ("Median", True, "the median monthly price per slice"),
+        ("Dearest", True, "the highest monthly price per slice"),
+        ("Pooled", True, "the group's monthly prices added up, over its slices added up")]
+    groups: list[tuple[str | None, int]] = [(None, 3), ("Monthly price per slice", 4)]
     if hourly:
-        cols += [("Hourly: servers", True), ("Cheapest / slice / h", True), ("Median / slice / h", True)]
+        cols += [("Servers", True, "servers with an hourly price"),
+                 ("Cheapest", True, "the lowest hourly price per slice"),
+                 ("Median", True, "the median hourly price per slice")]
+        groups.append(("Hourly price per slice", 3))
     body = []
     for r in shown:
-        cells = [_tx(r[what]), _td(r["servers"]), _td(r["slices"]), _td(r["min_monthly_per_slice"]),
+        cells = [_name(r[what]), _td(r["servers"]), _td(r["slices"]),
+                 _td(r["min_monthly_per_slice"], first=True),
                  _td(r["median_monthly_per_slice"]), _td(r["max_monthly_per_slice"]),
                  _td(r["pooled_monthly_per_slice"])]
         if hourly:
-            cells += [_td(r["hourly_servers"]), _td(r["min_hourly_per_slice"], 4),
-                      _td(r["median_hourly_per_slice"], 4)]
+            cells += [_td(r["hourly_servers"], first=True),
+                      _td(r["min_hourly_per_slice"], 4), _td(r["median_hourly_per_slice"], 4)]
         body.append("".join(cells))
     more = (f'<p class="muted">{_plural(len(rows) - len(shown), "more group")} not shown '
             "(<code>gpuclass.fleet_summary()</code> has them all).</p>") if len(rows) > len(shown) else ""
-    return _table(cols, body) + more
+    return _table(cols, body, groups=groups, cls="groups") + more
 
 
 def _chart(table: Any, what: str, title: str, unit: str) -> str:
@@ -186,14 +253,14 @@ def _cheapest(s: FleetSummary, currency: str | None, hourly: bool) -> str:
     cols += [("Datacenter", False)]
     body = []
     for r in rows:
-        cards = html_text(r["cards"])
+        cards = _words(r["cards"])
         if r["unsupported_gpus"]:
             cards += f' <span class="warn">+ {_plural(r["unsupported_gpus"], "unsupported GPU")}</span>'
-        cells = [_tx(r["server"], "no name"), f"<td>{cards}</td>", _td(r["slices"]), _td(r["monthly"]),
+        cells = [_tx(r["server"], "no name"), f'<td class="name">{cards}</td>', _td(r["slices"]), _td(r["monthly"]),
                  _td(r["monthly_per_slice"])]
         if hourly:
             cells += [_td(r["hourly"], 4), _td(r["hourly_per_slice"], 4)]
-        cells.append(_tx(r["datacenter"]))
+        cells.append(_name(r["datacenter"]))
         body.append("".join(cells))
     return (f"<h4>The {_plural(len(rows), 'cheapest capable server')} by monthly price per slice</h4>"
             + _table(cols, body))
@@ -242,7 +309,7 @@ def _unsupported(s: FleetSummary) -> str:
                     f'<br><span class="muted">{html_text(r["note"])}</span></td>')
         else:
             what = '<td><span class="muted">not on the allowlist</span></td>'
-        body.append(f"{_tx(r['gpu'])}{_td(r['gpus'])}{_td(r['servers'])}{what}")
+        body.append(f"{_name(r['gpu'])}{_td(r['gpus'])}{_td(r['servers'])}{what}")
     out.append(_table([("GPU", False), ("GPUs", True), ("Servers", True), ("Why it is not supported", False)],
                       body))
     if len(rows) > TABLE_ROWS:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from headless import Chromium, find_chromium
-from report_samples import SAMPLE, hostile_feed
+from report_samples import SAMPLE, hostile_feed, wide_feed
 
 from gpuclass.audit import audit_paths, audit_records
 from gpuclass.report import write_html_report
@@ -41,8 +41,8 @@ IMAGES = """Array.from(document.images).map(function (i) {
 })"""
 
 
-def open_offline(browser, page: Path):
-    tab = browser.open(page.as_uri())
+def open_offline(browser, page: Path, width: int = 1100):
+    tab = browser.open(page.as_uri(), width=width)
     assert tab.errors() == []
     assert tab.requests() == [page.as_uri()]  # the page itself; nothing else, not even a favicon
     return tab
@@ -98,6 +98,25 @@ def test_tables_sort_under_the_content_security_policy(browser, tmp_path):
     assert after == sorted(before, reverse=True)
     tab.eval(click + '("Slices")')
     assert [int(v) for v in tab.eval(column + '("Slices")')] == sorted(int(v) for v in tab.eval(column + '("Slices")'))
+    # the per-card table's header is two rows (column groups): a header's data-col names its
+    # column; sorting by the hourly median orders that column, and each row moves whole
+    grouped = """(function (col) {
+      var t = document.querySelector("#prices table.groups");
+      return Array.prototype.map.call(t.tBodies[0].rows, function (r) {
+        return [r.cells[0].textContent, r.cells[col].getAttribute("data-v")];
+      });
+    })"""
+    heads = tab.eval("""Array.prototype.map.call(document.querySelector("#prices table.groups").tHead
+      .querySelectorAll("th[data-col]"), function (th) { return [th.textContent, +th.getAttribute("data-col")]; })""")
+    assert [t for t, _ in heads][-3:] == ["Servers", "Cheapest", "Median"] and [c for _, c in heads] == list(range(10))
+    rows = tab.eval(grouped + "(9)")
+    for _ in range(2):  # the second click sorts descending (the table came cheapest first)
+        tab.eval("""document.querySelector('#prices table.groups th[data-col="9"] button').click()""")
+    after = tab.eval(grouped + "(9)")
+    assert [float(v) for _, v in after] == sorted((float(v) for _, v in rows), reverse=True)
+    assert after != rows and sorted(map(tuple, after)) == sorted(map(tuple, rows))
+    assert tab.eval("""document.querySelector('#prices table.groups th[data-col="9"]').getAttribute("aria-sort")""") \
+        == "descending"
     assert tab.errors() == []
 
 
@@ -111,6 +130,86 @@ def test_hostile_listing_text_runs_no_script(browser, tmp_path):
     shown = tab.eval("document.body.innerText")
     assert "<script>window.__pwned=1</script>" in shown and "<U+202E>" in shown
     assert all(img["complete"] and img["w"] > 0 for img in tab.eval(IMAGES))
+    assert tab.errors() == []
+
+
+LAYOUT = """(function () {
+  var doc = document.documentElement;
+  var tables = Array.prototype.map.call(document.querySelectorAll("table"), function (t) {
+    var box = t.parentElement;
+    return {table: Math.ceil(t.getBoundingClientRect().width), box: box.clientWidth, scroll: box.scrollWidth,
+            right: Math.ceil(t.getBoundingClientRect().right)};
+  });
+  return {scrollWidth: doc.scrollWidth, clientWidth: doc.clientWidth, innerWidth: window.innerWidth,
+          tables: tables};
+})()"""
+
+# every word of each name cell (card models, datacenters, a server's cards, GPUs): the tops of
+# the boxes its letters are drawn in; a word broken across two lines has two
+NAME_WORDS = """(function (names) {
+  var out = [];
+  Array.prototype.forEach.call(document.querySelectorAll("table"), function (t) {
+    var col = -1;
+    Array.prototype.forEach.call(t.tHead.rows[0].cells, function (th, i) {
+      if (names.indexOf(th.textContent) >= 0) { col = i; }
+    });
+    if (col < 0) { return; }
+    Array.prototype.forEach.call(t.tBodies[0].rows, function (row) {
+      var cell = row.cells[col], walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      var nodes = [], text = "", n, m, re = /\\S+/g;
+      while ((n = walk.nextNode())) { nodes.push([n, text.length]); text += n.data; }
+      function at(i) {
+        for (var k = nodes.length - 1; k >= 0; k--) { if (nodes[k][1] <= i) { return [nodes[k][0], i - nodes[k][1]]; } }
+      }
+      while ((m = re.exec(text))) {
+        var r = document.createRange(), a = at(m.index), b = at(m.index + m[0].length - 1);
+        r.setStart(a[0], a[1]);
+        r.setEnd(b[0], b[1] + 1);
+        var tops = Array.prototype.filter.call(r.getClientRects(), function (x) { return x.width > 0; })
+          .map(function (x) { return Math.round(x.top); });
+        out.push({word: m[0], cell: text, top: Math.min.apply(null, tops), bottom: Math.max.apply(null, tops)});
+      }
+    });
+  });
+  return out;
+})"""
+
+
+def wide_report(tmp_path: Path) -> Path:
+    page = tmp_path / "wide.html"
+    write_html_report(audit_records(wide_feed(), source="wide_EUR.json"), page)
+    return page
+
+
+def sample_report(tmp_path: Path) -> Path:
+    page = tmp_path / "report.html"
+    write_html_report(audit_paths([SAMPLE]), page)
+    return page
+
+
+@pytest.mark.parametrize("make", [sample_report, wide_report], ids=["sample", "wide-fleet"])
+def test_the_page_fits_1280_pixels_with_names_unbroken(browser, tmp_path, make):
+    """At 1280 px nothing scrolls sideways: no table (ten columns with the hourly ones) is
+    wider than the page, and a name wraps between its words only, never inside one
+    (``Max-Q`` stays whole)."""
+    tab = open_offline(browser, make(tmp_path), 1280)
+    layout = tab.eval(LAYOUT)
+    assert layout["innerWidth"] == 1280
+    assert layout["scrollWidth"] <= layout["clientWidth"] <= 1280, layout
+    assert len(layout["tables"]) >= 5
+    for t in layout["tables"]:
+        assert t["table"] <= t["box"] and t["scroll"] <= t["box"] and t["right"] <= layout["clientWidth"], t
+    words = tab.eval(NAME_WORDS + '(["Card model", "Datacenter", "Cards", "GPU"])')
+    assert len(words) > 50
+    assert "Max-Q" in {w["word"] for w in words}
+    broken = [w for w in words if w["bottom"] > w["top"] + 4]
+    assert broken == []
+    # names still wrap, between words: some cell's words stand on two lines (wide fleet)
+    cells: dict[str, set[int]] = {}
+    for w in words:
+        cells.setdefault(w["cell"], set()).add(w["top"])
+    if make is wide_report:
+        assert any(len(tops) > 1 for tops in cells.values())
     assert tab.errors() == []
 
 

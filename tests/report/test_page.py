@@ -65,7 +65,8 @@ def check_inert(page: str) -> _Tags:
         for name, value in attrs:
             assert not name.startswith("on"), (tag, name)
             assert name in {"lang", "charset", "http-equiv", "content", "name", "class", "id", "src", "alt",
-                            "scope", "type", "data-type", "data-v"}, (tag, name)
+                            "scope", "type", "data-type", "data-v", "data-col", "rowspan", "colspan",
+                            "title"}, (tag, name)
             if name == "src":
                 assert tag == "img" and value.startswith("data:image/svg+xml;base64,")
             else:
@@ -164,7 +165,7 @@ def test_hourly_prices_get_columns_of_their_own():
 
     page = render_html(fleet_summary([report(1, 40, 0.064), report(2, 44, None)]))
     shown = html.unescape(" ".join(check_inert(page).text))
-    assert "Hourly / slice" in shown and "Median / slice / h" in shown and "0.0160" in shown
+    assert "Hourly / slice" in shown and "Hourly price per slice" in shown and "0.0160" in shown
     plain = render_html(fleet_summary([report(1, 40, None)]))
     assert "Hourly" not in html.unescape(" ".join(check_inert(plain).text))
 

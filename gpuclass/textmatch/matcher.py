@@ -44,6 +44,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+from collections import deque
 from collections.abc import Sequence
 
 TYPE_CHECKING = False
@@ -415,19 +416,41 @@ class TextMatcher:
 
     def _adjacent(self, norm: str, lo: int, hi: int) -> list[tuple[int, int, int]]:
         """Leftmost-longest hits of ``norm[lo:hi]`` where a name may start at the space that
-        ends the one before it (one scan of the batch shares no character between hits)."""
+        ends the one before it (one scan of the batch shares no character between hits).
+
+        The automaton converts the whole string it is given on every call, so each hit is
+        looked for in a window from where the last one ended (a call over the rest of the
+        text made a listing of thousands of names quadratic).  A hit stands when it ends more
+        than the longest word before the window's end: the automaton decides on a hit within
+        that many characters after it, so it read nothing the whole text would not have
+        given it; else the window doubles."""
         out = []
-        text = norm[lo:hi]  # the automaton reads its whole argument: give it the text only
+        text = norm[lo:hi]
+        longest = self._longest_word()
         pos, end, scan, kinds = 0, len(text), self._automaton(text).iter_long, self._kind
+        base = width = max(256, 4 * longest)
         while pos < end:
-            hit = next(scan(text, pos, end), None)
+            stop = min(pos + width, end)
+            hit = next(scan(text[pos:stop]), None)
+            if stop < end and (hit is None or hit[0] + longest >= stop - pos):
+                width *= 2  # the window may have cut a hit short, or ended before one
+                continue
             if hit is None:
                 break
             e, k = hit
+            e += pos
             ln, ent = self._word[k]
             out.append((lo + e - ln, lo + e, ent))
             pos = e if kinds[ent] < ABSENT_MARK else e + 1
+            width = base  # each hit costs the text up to it, not the widest window yet
         return out
+
+    def _longest_word(self) -> int:
+        """The length of the automata's longest word."""
+        n = self.__dict__.get("_longest")
+        if n is None:
+            n = self._longest = max(self._word.lengths, default=0) + 1
+        return n
 
     def _without_memory(self, norm: str, lo: int, hi: int,
                         found: list[tuple[int, int, int]]) -> tuple[list[tuple[int, int, int]], str]:
@@ -449,37 +472,70 @@ class TextMatcher:
 
     def _resolve(self, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
         """Keep the most specific matches of one text (see the module docstring)."""
-        if len(spans) == 1:
-            return spans
-        # Fast path: one match holds all the others (GTX 1080 inside GTX 1080 Ti).
-        longest = max(spans, key=_length)
-        lo, hi = longest[0], longest[1]
-        if all(lo <= s[0] and s[1] <= hi for s in spans):
-            return [longest]
-        # Longest first; a match inside a kept one is less specific and goes.
-        spans.sort(key=lambda s: (s[0] - s[1], s[0]))
-        kept: list[tuple[int, int, int]] = []
-        for s in spans:
-            if any(k[0] <= s[0] and s[1] <= k[1] for k in kept):
-                continue
+        return resolve(spans, self._kind)
+
+
+def resolve(spans: list[tuple[int, int, int]], kinds: Sequence[int]) -> list[tuple[int, int, int]]:
+    """The matches ``(start, end, entry)`` of one text that stand, in text order: a match
+    inside another goes (of equal ones the first stays), then a supported name that overlaps
+    any other kind of name goes, and of overlapping other names only the longest (then the
+    first) stays.  ``kinds[entry]`` is an entry's kind.
+
+    O(n log n) in the matches (a listing can hold thousands: it was quadratic): after the
+    first step no match holds another, so ordered by start their ends rise too, and the
+    matches that overlap one form a window around it that only moves right.
+
+    >>> resolve([(0, 9, 0), (0, 12, 1), (10, 20, 2)], [0, 0, 1])
+    [(0, 12, 1)]
+    """
+    if len(spans) <= 1:
+        return spans
+    # Fast path: one match holds all the others (GTX 1080 inside GTX 1080 Ti).
+    longest = max(spans, key=_length)
+    lo, hi = longest[0], longest[1]
+    if all(lo <= s[0] and s[1] <= hi for s in spans):
+        return [longest]
+    # A match inside another goes: by start, the longest first (a stable sort: of equal
+    # matches the first stays); one that ends no later than a match before it lies inside it.
+    kept: list[tuple[int, int, int]] = []
+    reach = -1
+    for s in sorted(spans, key=_start_longest):
+        if s[1] > reach:
             kept.append(s)
-        entries = self.entries
-        if len(kept) > 1:
-            traps = [k for k in kept if entries[k[2]].kind != SUPPORTED_TEXT]
-            out = []
-            for k in kept:
-                overlaps = [t for t in (traps if entries[k[2]].kind == SUPPORTED_TEXT else kept)
-                            if t is not k and max(t[0], k[0]) < min(t[1], k[1])]
-                if not overlaps:
-                    out.append(k)
-                elif entries[k[2]].kind == SUPPORTED_TEXT:
-                    continue  # touches a trap: never call it allowlisted
-                elif all((t[1] - t[0], -t[0]) < (k[1] - k[0], -k[0]) for t in overlaps
-                         if entries[t[2]].kind != SUPPORTED_TEXT):
-                    out.append(k)  # of overlapping traps, the longest (then first) stands
-            kept = out
-        kept.sort()
+            reach = s[1]
+    n = len(kept)
+    if n == 1:
         return kept
+    trap = [kinds[k[2]] != SUPPORTED_TEXT for k in kept]
+    before = [0] * (n + 1)  # traps among kept[:i]
+    for i, t in enumerate(trap):
+        before[i + 1] = before[i] + t
+    out = []
+    left = right = 0        # the window of matches overlapping kept[i]: kept[left:right]
+    best: deque[int] = deque()  # the window's traps by falling (length, -start): a monotonic queue
+    for i, k in enumerate(kept):
+        while kept[left][1] <= k[0]:
+            left += 1
+        while right < n and kept[right][0] < k[1]:
+            if trap[right]:
+                r = kept[right]
+                key = (r[1] - r[0], -r[0])
+                while best and (kept[best[-1]][1] - kept[best[-1]][0], -kept[best[-1]][0]) < key:
+                    best.pop()
+                best.append(right)
+            right += 1
+        while best and best[0] < left:
+            best.popleft()
+        if not trap[i]:
+            if before[right] - before[left] == 0:
+                out.append(k)  # touches no trap
+        elif best[0] == i:
+            out.append(k)  # of overlapping traps, the longest (then first) stands
+    return out
+
+
+def _start_longest(span):
+    return span[0], -span[1]
 
 
 def _first(pair):

@@ -485,8 +485,10 @@ def resolve(spans: list[tuple[int, int, int]], kinds: Sequence[int]) -> list[tup
     first step no match holds another, so ordered by start their ends rise too, and the
     matches that overlap one form a window around it that only moves right.
 
-    >>> resolve([(0, 9, 0), (0, 12, 1), (10, 20, 2)], [0, 0, 1])
-    [(0, 12, 1)]
+    >>> resolve([(0, 9, 0), (0, 12, 1), (12, 20, 2)], [0, 0, 1])  # GTX 1080 in GTX 1080 Ti; a trap after
+    [(0, 12, 1), (12, 20, 2)]
+    >>> resolve([(0, 12, 1), (9, 20, 2)], [0, 0, 1])  # a supported name overlapping a trap goes
+    [(9, 20, 2)]
     """
     if len(spans) <= 1:
         return spans

@@ -18,13 +18,16 @@ Brand words (``NVIDIA``, ``GeForce``) are dropped from the names, so they may
 or may not appear in the text.  Where matches overlap, a name contained in a
 longer one yields to it (``GTX 1080`` inside ``GTX 1080 Ti``), and a supported
 name that overlaps any unsupported one is dropped: text never makes a trap look
-allowlisted.  Asides in a name's clause can take it away (``not included``) or
+allowlisted (:mod:`.overlaps`).  Asides in a name's clause can take it away (``not included``) or
 make it a look-alike (``mining``): :mod:`.clauses`.  Quantities come from the count
 next to the name, across brand words and category labels (:mod:`.quantity`);
 repeated mentions add up.
 
 pyahocorasick is imported when the first matcher is built, never at ``import
-gpuclass``; the whole scan is linear in the text (no backtracking regex).  The
+gpuclass``; the scan is linear in the text (no backtracking regex), and every step
+after it is O(n log n) in the names a text holds (overlaps, clause rules, the rescan
+of names that share a space: a listing of one name repeated thousands of times was
+quadratic).  The
 look-alike spellings are six names in seven and rare in listings: a cached matcher
 scans with the automaton of the other names, and reads the whole one only for a
 text that could hold a look-alike (:meth:`TextMatcher._automaton`), with the same
@@ -44,7 +47,6 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-from collections import deque
 from collections.abc import Sequence
 
 TYPE_CHECKING = False
@@ -58,6 +60,7 @@ from .clauses import refine
 from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry,
                       EntryTable, WordTable)
 from .normalize import RS, normalize_bytes
+from .overlaps import resolve
 from .quantity import MEMORY_TOKENS, quantity
 
 _SEP = chr(RS)
@@ -180,7 +183,8 @@ class TextMatcher:
             db = default_database()
         self.entries: list[Entry] = []
         self.variant_of: dict[int, int] = {}  # supported entry -> its mining look-alike
-        from .build import automaton, automaton_words, collect, gate_automaton, markers, overlap_free
+        from .build import automaton_words, collect, gate_words, markers, overlap_free
+        from .cache import automaton, gate
 
         patterns, lookalike = collect(self, db)   # normalized pattern -> entry
         # Markers are plain substrings (no spaces around them, so that they never take
@@ -188,23 +192,22 @@ class TextMatcher:
         self._markers = markers(self.entries)
         words = automaton_words(patterns, self._markers)
         self._word = WordTable.of(words)  # a hit's value -> (its word's length less one, entry)
-        self._auto = automaton(ahocorasick, words)
+        self._words = [w for w, _ in words]   # what the cache keeps to build the automata again
+        self._auto = automaton(ahocorasick, self._words)
         rare = [p for p, e in patterns.items() if e in lookalike]
-        self._common, self._gate = self._auto, None
+        self._common, self._gate, self._gate_words = self._auto, None, None
+        self._common_index = range(len(words))
         if rare:
-            self._common = automaton(ahocorasick, words, lambda e: e not in lookalike)
-            self._gate = gate_automaton(ahocorasick, rare)
+            self._common_index = [k for k, (_, e) in enumerate(words) if e not in lookalike]
+            self._common = automaton(ahocorasick, self._words, self._common_index)
+            self._gate_words = gate_words(rare)
+            self._gate = gate(ahocorasick, self._gate_words)
         self.leftmost_longest = overlap_free(self.entries, patterns)
         self._heads = frozenset(p.split()[0] for p in (*patterns, *self._markers))
         self.n_patterns = len(patterns)
         self._key: str | None = None
         self._pci_ids: Any = None
         self._ready()
-
-    # what a built matcher holds beyond its policy: all a cached one needs (its automaton
-    # of every name is kept apart, read when a text needs it)
-    _STATE = ("entries", "variant_of", "_markers", "_word", "leftmost_longest", "_heads",
-              "_common", "_gate", "n_patterns")
 
     def _ready(self) -> None:
         if type(self.entries) is EntryTable:  # a cached matcher's: its columns as they are
@@ -228,9 +231,10 @@ class TextMatcher:
     def _load_all(self) -> Any:
         from . import cache
 
-        state = cache.load_state(self._key, "all") if self._key is not None else None
-        auto = state.get("_auto") if state is not None else None
-        if auto is None:  # no file, or a damaged one: built again (what a cold cache costs)
+        words = None
+        if self._key is not None:
+            words = cache.all_words(self, cache.load_state(self._key, "all"))
+        if words is None:  # no file, or a damaged one: built again (what a cold cache costs)
             from ..db import default_database
 
             fresh = type(self)(self.compiled, default_database(self._pci_ids))
@@ -238,11 +242,14 @@ class TextMatcher:
                 from ..errors import SourceError
 
                 raise SourceError(str(self._pci_ids), None, "changed on disk while the matcher was in use")
-            auto = fresh._auto
+            self._auto = fresh._auto
             if self._key is not None:
-                cache.save_state(self._key, {"_auto": auto}, "all")
-        self._auto = auto
-        return auto
+                cache.save_state(self._key, {"words": fresh._words}, "all")
+            return self._auto
+        import ahocorasick
+
+        self._auto = cache.automaton(ahocorasick, words)
+        return self._auto
 
     def _scan(self, text: str) -> Any:
         """Hits ``(end, word)`` of ``text`` (``self._word[word]``: length less one, entry):
@@ -254,8 +261,8 @@ class TextMatcher:
     @classmethod
     def cached(cls, policy: Any = None, pci_ids: str | os.PathLike | None = None) -> "TextMatcher":
         """The matcher of ``policy`` and ``pci_ids`` (default: the database in use), loaded
-        from the cache (:mod:`gpuclass.textmatch.cache`: no numpy, no database, a few
-        milliseconds) or built and cached.
+        from the cache (:mod:`gpuclass.textmatch.cache`: no numpy, no database, no pickle;
+        a few milliseconds, its automata built again from their words) or built and cached.
 
         >>> TextMatcher.cached().find("GTX 1080 Ti")[0].card
         'gtx-1080-ti'
@@ -271,27 +278,23 @@ class TextMatcher:
         except OSError:  # the database cannot be read: building says so
             key = None
         state = None if key is None else cache.load_state(key)
-        if state is not None and all(name in state for name in cls._STATE):
+        if state is not None:
             m = cls.__new__(cls)
             m.compiled = compiled
             m.card_ids = compiled.card_ids
             m.card_names = tuple(c["name"] for c in compiled.cards)
-            for name in cls._STATE:
-                setattr(m, name, state[name])
-            m.entries = EntryTable(*m.entries)  # kept as columns: each entry made when asked for
-            m._auto = None if m._gate is not None else m._common
-            m._key, m._pci_ids = key, path
-            m._ready()
-            return m
+            if cache.restore(m, state):  # its values checked, its automata built from their words
+                m._key, m._pci_ids = key, path
+                m._ready()
+                return m
         from ..db import default_database
 
         m = cls(compiled, default_database(path))
         m._pci_ids = path
         if key is not None:
-            cache.save_state(key, {"_auto": m._auto}, "all")
-            state = {name: getattr(m, name) for name in cls._STATE}
+            cache.save_state(key, {"words": m._words}, "all")
             try:
-                state["entries"] = EntryTable.columns_of(m.entries)
+                state = cache.common_state(m)
             except ValueError:  # a name the columns cannot hold (a policy's own text): built each time
                 return m
             cache.save_state(key, state)
@@ -475,77 +478,8 @@ class TextMatcher:
         return resolve(spans, self._kind)
 
 
-def resolve(spans: list[tuple[int, int, int]], kinds: Sequence[int]) -> list[tuple[int, int, int]]:
-    """The matches ``(start, end, entry)`` of one text that stand, in text order: a match
-    inside another goes (of equal ones the first stays), then a supported name that overlaps
-    any other kind of name goes, and of overlapping other names only the longest (then the
-    first) stays.  ``kinds[entry]`` is an entry's kind.
-
-    O(n log n) in the matches (a listing can hold thousands: it was quadratic): after the
-    first step no match holds another, so ordered by start their ends rise too, and the
-    matches that overlap one form a window around it that only moves right.
-
-    >>> resolve([(0, 9, 0), (0, 12, 1), (12, 20, 2)], [0, 0, 1])  # GTX 1080 in GTX 1080 Ti; a trap after
-    [(0, 12, 1), (12, 20, 2)]
-    >>> resolve([(0, 12, 1), (9, 20, 2)], [0, 0, 1])  # a supported name overlapping a trap goes
-    [(9, 20, 2)]
-    """
-    if len(spans) <= 1:
-        return spans
-    # Fast path: one match holds all the others (GTX 1080 inside GTX 1080 Ti).
-    longest = max(spans, key=_length)
-    lo, hi = longest[0], longest[1]
-    if all(lo <= s[0] and s[1] <= hi for s in spans):
-        return [longest]
-    # A match inside another goes: by start, the longest first (a stable sort: of equal
-    # matches the first stays); one that ends no later than a match before it lies inside it.
-    kept: list[tuple[int, int, int]] = []
-    reach = -1
-    for s in sorted(spans, key=_start_longest):
-        if s[1] > reach:
-            kept.append(s)
-            reach = s[1]
-    n = len(kept)
-    if n == 1:
-        return kept
-    trap = [kinds[k[2]] != SUPPORTED_TEXT for k in kept]
-    before = [0] * (n + 1)  # traps among kept[:i]
-    for i, t in enumerate(trap):
-        before[i + 1] = before[i] + t
-    out = []
-    left = right = 0        # the window of matches overlapping kept[i]: kept[left:right]
-    best: deque[int] = deque()  # the window's traps by falling (length, -start): a monotonic queue
-    for i, k in enumerate(kept):
-        while kept[left][1] <= k[0]:
-            left += 1
-        while right < n and kept[right][0] < k[1]:
-            if trap[right]:
-                r = kept[right]
-                key = (r[1] - r[0], -r[0])
-                while best and (kept[best[-1]][1] - kept[best[-1]][0], -kept[best[-1]][0]) < key:
-                    best.pop()
-                best.append(right)
-            right += 1
-        while best and best[0] < left:
-            best.popleft()
-        if not trap[i]:
-            if before[right] - before[left] == 0:
-                out.append(k)  # touches no trap
-        elif best[0] == i:
-            out.append(k)  # of overlapping traps, the longest (then first) stands
-    return out
-
-
-def _start_longest(span):
-    return span[0], -span[1]
-
-
 def _first(pair):
     return pair[0]
-
-
-def _length(span):
-    return span[1] - span[0]
 
 
 @functools.cache

@@ -16,7 +16,8 @@ from gpuclass.textmatch import matcher  # noqa: E402
 from gpuclass.textmatch.clauses import CONJUNCTIONS, refine  # noqa: E402
 from gpuclass.textmatch.entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT,  # noqa: E402
                                         UNSUPPORTED_TEXT, VARIANT_MARK, Entry)
-from gpuclass.textmatch.matcher import TextMatcher, default_matcher, resolve  # noqa: E402
+from gpuclass.textmatch.matcher import TextMatcher, default_matcher  # noqa: E402
+from gpuclass.textmatch.overlaps import resolve  # noqa: E402
 
 # -- the references: the algorithms before issue 28, as they were (quadratic) ---------------
 

@@ -13,7 +13,7 @@ could hold one) and the words of every name, read only when a text needs them (s
 :meth:`~gpuclass.textmatch.matcher.TextMatcher.cached`).  A file is a trust boundary,
 so it holds data only, never code: a fixed head (magic, format, key length, payload
 length, CRC-32 of the payload), the whole key, then typed sections (bytes, UTF-8 text,
-little-endian unsigned arrays, lists of strings as lengths and one blob) in an order
+little-endian unsigned arrays, lists of strings as a count and the strings NUL-separated) in an order
 fixed here; the automata are built again from their words on load (a pickled
 pyahocorasick automaton, as this cache held up to format 5, runs whatever a crafted
 file names when it is loaded; pyahocorasick's own file format is read by C code that
@@ -42,7 +42,6 @@ import struct
 import sys
 import zlib
 from array import array
-from itertools import accumulate
 
 from ..cachedir import cache_dir, file_problem, make_cache_dir, prune, trust_problem, write_atomic
 from ..errors import MissingExtraError
@@ -137,9 +136,9 @@ def _ints(values: Any) -> tuple[bytes, bytes]:
 
 
 def _strings(items: list[str]) -> bytes:
-    raw = [s.encode("utf-8", "surrogatepass") for s in items]
-    code, lengths = _ints([len(r) for r in raw])
-    return b"".join((struct.pack("<IB", len(raw), _INT_CODES[code]), lengths, *raw))
+    if any("\0" in s for s in items):
+        raise ValueError("a string the cache cannot hold")
+    return struct.pack("<I", len(items)) + "\0".join(items).encode("utf-8", "surrogatepass")
 
 
 def _encode(part: str, state: dict[str, Any]) -> bytes:
@@ -200,22 +199,13 @@ def _array(code: bytes, data: memoryview) -> array:
 
 
 def _unstrings(data: memoryview) -> list[str]:
-    if len(data) < 5:
+    if len(data) < 4:
         raise ValueError("a list of strings without its count")
-    (count,), width = struct.unpack_from("<I", data), data[4]
-    code = {1: b"B", 2: b"H", 4: b"I"}.get(width)
-    if code is None or len(data) < 5 + count * width:
-        raise ValueError("a list of strings with bad lengths")
-    lengths = _array(code, data[5:5 + count * width])
-    blob = bytes(data[5 + count * width:])
-    if sum(lengths) != len(blob):
-        raise ValueError("a list of strings whose lengths do not add up")
-    ends = list(accumulate(lengths))
-    starts = [0, *ends[:-1]]
-    if blob.isascii():  # every word and head is: one decode, then slices
-        text = blob.decode("ascii")
-        return list(map(text.__getitem__, map(slice, starts, ends)))
-    return [str(blob[a:b], "utf-8", "surrogatepass") for a, b in zip(starts, ends)]
+    (count,) = struct.unpack_from("<I", data)
+    items = str(data[4:], "utf-8", "surrogatepass").split("\0") if count else []
+    if len(items) != count or (not count and len(data) > 4):
+        raise ValueError("a list of strings of another count than its own")
+    return items
 
 
 def load_state(key: str, part: str = "common") -> dict[str, Any] | None:
@@ -281,13 +271,13 @@ def save_state(key: str, state: dict[str, Any], part: str = "common") -> str | N
 
 # -- a matcher's state ------------------------------------------------------------------------
 
-def automaton(ahocorasick: Any, words: list[str], index: Any = None) -> Any:
-    """The automaton of ``words`` (of ``words[k]`` for each ``k`` of ``index``, where given);
-    a hit's value is the word's index in ``words`` (an int, kept in the automaton's nodes)."""
+def automaton(ahocorasick: Any, words: Any) -> Any:
+    """The automaton of ``words``, pairs ``(k, word)``: a hit's value is ``k``, the word's
+    index in the matcher's word table (an int, kept in the automaton's nodes)."""
     auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
     add = auto.add_word
-    for k in range(len(words)) if index is None else index:
-        add(words[k], k)
+    for k, word in words:
+        add(word, k)
     auto.make_automaton()
     return auto
 
@@ -342,16 +332,13 @@ def restore(m: Any, state: dict[str, Any]) -> bool:
         import ahocorasick
     except ImportError as exc:  # pragma: no cover - the key needs it first
         raise MissingExtraError("ahocorasick", "audit", "free-text matching") from exc
-    sparse = [""] * len(lengths)  # the common words in their places: a hit's value is the word's index
-    for k, w in zip(index, words):
-        sparse[k] = w
     m.entries = EntryTable(kinds, targets, state["names"], state["device_ids"], state["chips"], state["labels"])
     m.variant_of = dict(zip(state["variant_keys"], state["variant_values"]))
     m._markers = dict(zip(state["marker_phrases"], state["marker_entries"]))
     m._word = WordTable(lengths, entries)
     m.leftmost_longest = bool(flags[0])
     m._heads = frozenset(state["heads"])
-    m._common = automaton(ahocorasick, sparse, index)
+    m._common = automaton(ahocorasick, zip(index, words))
     m._gate = gate(ahocorasick, state["gate_words"]) if flags[1] else None
     m._gate_words = state["gate_words"] if flags[1] else None
     m.n_patterns = flags[2]

@@ -193,13 +193,13 @@ class TextMatcher:
         words = automaton_words(patterns, self._markers)
         self._word = WordTable.of(words)  # a hit's value -> (its word's length less one, entry)
         self._words = [w for w, _ in words]   # what the cache keeps to build the automata again
-        self._auto = automaton(ahocorasick, self._words)
+        self._auto = automaton(ahocorasick, enumerate(self._words))
         rare = [p for p, e in patterns.items() if e in lookalike]
         self._common, self._gate, self._gate_words = self._auto, None, None
         self._common_index = range(len(words))
         if rare:
             self._common_index = [k for k, (_, e) in enumerate(words) if e not in lookalike]
-            self._common = automaton(ahocorasick, self._words, self._common_index)
+            self._common = automaton(ahocorasick, ((k, self._words[k]) for k in self._common_index))
             self._gate_words = gate_words(rare)
             self._gate = gate(ahocorasick, self._gate_words)
         self.leftmost_longest = overlap_free(self.entries, patterns)
@@ -248,7 +248,7 @@ class TextMatcher:
             return self._auto
         import ahocorasick
 
-        self._auto = cache.automaton(ahocorasick, words)
+        self._auto = cache.automaton(ahocorasick, enumerate(words))
         return self._auto
 
     def _scan(self, text: str) -> Any:

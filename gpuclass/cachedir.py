@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
 
     _P = TypeVar("_P", str, os.PathLike)
 
-__all__ = ["ENV_CACHE_DIR", "cache_dir", "make_cache_dir", "trust_problem", "file_problem", "private_file", "replacing",
-           "write_atomic", "prune"]
+__all__ = ["ENV_CACHE_DIR", "cache_dir", "make_cache_dir", "trust_problem", "file_problem", "private_file",
+           "replacing", "replace_refusal", "write_atomic", "prune"]
 
 ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
 
@@ -105,18 +106,36 @@ def file_problem(st: os.stat_result, name: str, *, kind: str = "file") -> str | 
     return None
 
 
+def _levels(path: str) -> int:
+    """How many missing levels of ``path`` may be created: the default cache's two
+    (``.cache`` and ``gpuclass`` in an existing home), else the directory itself only (an
+    existing ``$XDG_CACHE_HOME``'s ``gpuclass``, an existing folder's ``$GPUCLASS_CACHE_DIR``)."""
+    if os.environ.get(ENV_CACHE_DIR) or os.environ.get("XDG_CACHE_HOME"):
+        return 1
+    return 2 if os.path.normpath(path) == os.path.normpath(cache_dir()) else 1
+
+
 def make_cache_dir(path: _P) -> _P:
-    """Create a cache directory (and missing parents) readable and writable by its owner
-    only (0700); an existing one is left as it is (:func:`trust_problem` judges it).
-    Returns ``path``."""
+    """Create a cache directory readable and writable by its owner only (0700); an existing
+    one is left as it is (:func:`trust_problem` judges it).  Returns ``path``.
+
+    Only the levels a cache directory has are created: ``~/.cache/gpuclass`` in an existing
+    home, ``gpuclass`` in an existing ``$XDG_CACHE_HOME``, ``$GPUCLASS_CACHE_DIR`` (or any
+    other path) in an existing folder.  Where more is missing (``HOME=/nonexistent``) nothing
+    is created: :class:`FileNotFoundError` names the folder that should exist, and the
+    callers run without a cache."""
     missing = []
-    p = os.fspath(path)
+    p = os.path.normpath(os.fspath(path))
     while not os.path.lexists(p):
         missing.append(p)
         up = os.path.dirname(p)
         if up in ("", p):
             break
         p = up
+    if len(missing) > _levels(os.fspath(path)):
+        top = os.path.dirname(missing[-1])
+        raise FileNotFoundError(errno.ENOENT, "no such directory (a cache directory is made only in an "
+                                "existing one)", top or missing[-1])
     for d in reversed(missing):
         try:
             os.mkdir(d, 0o700)
@@ -138,13 +157,45 @@ def private_file(folder: str, prefix: str) -> tuple[int, str]:
             continue
 
 
+def replace_refusal(path: str | os.PathLike) -> str | None:
+    """Why ``path`` must not be replaced, or None: only a regular file (or nothing) is ever
+    replaced by a rename, never a FIFO, a device, a directory, a socket or a symlink (the
+    rename would take the name: ``/dev/null`` itself, as root).  The one rule of every file
+    gpuclass writes whole (``audit -o``, ``db compile --write``, the caches).
+
+    >>> replace_refusal("/dev/null")
+    '/dev/null: refusing to replace a character device (only a regular file is ever replaced)'
+    """
+    name = os.fspath(path)
+    try:
+        st = os.lstat(name)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None  # what cannot be looked at fails where it is written, naming it
+    if stat.S_ISREG(st.st_mode):
+        return None
+    return f"{name}: refusing to replace {kind_of(st.st_mode)} (only a regular file is ever replaced)"
+
+
+def _refuse_non_regular(path: str | os.PathLike) -> None:
+    refused = replace_refusal(path)
+    if refused is not None:
+        from .errors import NotReplaceableError
+
+        raise NotReplaceableError(refused)
+
+
 @contextlib.contextmanager
 def replacing(path: str | os.PathLike, *, prefix: str = ".tmp-",
               mode: int | None = None) -> Iterator[BinaryIO]:
     """A private temporary file beside ``path`` (opened for binary writing), renamed over
     ``path`` when the block ends, or removed if it raises: a reader sees the old file or
     the whole new one, never a part.  ``mode``: the permissions the file gets (default
-    mkstemp's, 0600).  An OSError names ``path``, never the temporary file."""
+    mkstemp's, 0600).  An OSError names ``path``, never the temporary file.  Only a regular
+    file is replaced (:func:`replace_refusal`): anything else at ``path`` is a
+    :class:`~gpuclass.errors.NotReplaceableError`, before and again just before the rename."""
+    _refuse_non_regular(path)
     try:
         fd, tmp = private_file(os.path.dirname(os.path.abspath(path)), prefix)
     except OSError as exc:  # a missing or unwritable folder: the caller's path is the one
@@ -154,6 +205,7 @@ def replacing(path: str | os.PathLike, *, prefix: str = ".tmp-",
             yield fh
         if mode is not None:
             os.chmod(tmp, mode)
+        _refuse_non_regular(path)  # swapped in while the file was written
         try:
             os.replace(tmp, path)
         except OSError as exc:

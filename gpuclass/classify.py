@@ -19,7 +19,7 @@ default path never imports pydantic.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,16 @@ from .errors import InputError
 from .pcinames import default_names, device_label, near_miss
 from .policy import CompiledPolicy, compile_policy
 from .policy.nodes import decide_node
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from types import ModuleType
+
+    from numpy.typing import ArrayLike
+
+    from .models import DeviceClassification
+    from .policy import PolicyArg
+    from .records import DeviceNames
 
 __all__ = [
     "NOT_GPU", "SUPPORTED", "UNSUPPORTED", "COMPANION", "VIRTUAL_FUNCTION", "INVALID",
@@ -72,7 +82,7 @@ class ClassificationResult:
         ids = self.compiled.card_ids
         return [ids[c] if c >= 0 else None for c in self.card.tolist()]
 
-    def summary(self, n_groups: int | None = None, *, core=None) -> "Rollup":
+    def summary(self, n_groups: int | None = None, *, core: ModuleType | None = None) -> "Rollup":
         """Roll the devices up per group (one group when classified without one)."""
         return summarize(self, n_groups=n_groups, core=core)
 
@@ -80,7 +90,7 @@ class ClassificationResult:
         a = self.inputs.get(name)
         return None if a is None else int(np.asarray(a)[i])
 
-    def explain(self, i: int, db: Any = None) -> tuple[str | None, Any, str | None]:
+    def explain(self, i: int, db: DeviceNames | None = None) -> tuple[str | None, Any, str | None]:
         """``(pci.ids name, near miss, note)`` for device ``i``."""
         v, d = self._value("vendor", i), self._value("device", i)
         sv, sd = self._subsystem(i)
@@ -105,7 +115,7 @@ class ClassificationResult:
             note = "the hardware source flagged this record as unreadable"
         return name, miss, note
 
-    def verdicts(self, db: Any = None, indices=None) -> list[dict[str, Any]]:
+    def verdicts(self, db: DeviceNames | None = None, indices: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """What the policy makes of each device (all, or ``indices``): ``status``, ``card``,
         ``card_name``, ``slices``, ``note`` and ``near_miss`` (a dict or None), as plain
         data: the one place a device's classification becomes a record's fields
@@ -132,7 +142,8 @@ class ClassificationResult:
                         "note": note, "near_miss": None if near is None else dict(near)})
         return out
 
-    def devices(self, db: Any = None, indices=None) -> list:
+    def devices(self, db: DeviceNames | None = None,
+                indices: Iterable[int] | None = None) -> list[DeviceClassification]:
         """Devices as :class:`gpuclass.models.DeviceClassification` (all, or ``indices``), in the
         shared record shape of :mod:`gpuclass.records` and :meth:`verdicts`; names from ``db``
         (default: the default database where it loads; :data:`gpuclass.pcinames.NO_NAMES`
@@ -178,9 +189,13 @@ class ClassificationResult:
         return addr if fn is None else f"{addr}.{fn:x}"
 
 
-def classify(vendor, device, subvendor=None, subdevice=None, class_code=None, *,
-             has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None,
-             function=None, policy: Any = None, core=None) -> ClassificationResult:
+def classify(vendor: ArrayLike, device: ArrayLike, subvendor: ArrayLike | None = None,
+             subdevice: ArrayLike | None = None, class_code: ArrayLike | None = None, *,
+             has_subsystem: ArrayLike | None = None, flags: ArrayLike | None = None,
+             group: ArrayLike | None = None, domain: ArrayLike | None = None,
+             bus: ArrayLike | None = None, slot: ArrayLike | None = None,
+             function: ArrayLike | None = None, policy: PolicyArg = None,
+             core: ModuleType | None = None) -> ClassificationResult:
     """Classify devices given as ID arrays (``class_code`` is the 24-bit PCI class).
 
     ``domain``/``bus``/``slot`` let the kernel tie a card's audio/USB functions
@@ -200,7 +215,8 @@ def classify(vendor, device, subvendor=None, subdevice=None, class_code=None, *,
                                 None if group is None else np.asarray(group))
 
 
-def classify_table(table: Any, policy: Any = None, *, group=None, core=None) -> ClassificationResult:
+def classify_table(table: Any, policy: PolicyArg = None, *, group: ArrayLike | None = None,
+                   core: ModuleType | None = None) -> ClassificationResult:
     """Classify a DeviceTable (any object with its array attributes; see gpuclass.devices).
 
     Uses ``subvendor``/``subdevice``/``has_subsystem``, ``flags`` and the
@@ -298,8 +314,10 @@ class Rollup:
         return [self.node(i, None if names is None else names[i]) for i in range(len(self))]
 
 
-def summarize(result: ClassificationResult | None = None, *, status=None, card=None, slices=None,
-              group=None, n_groups: int | None = None, policy: Any = None, core=None) -> Rollup:
+def summarize(result: ClassificationResult | None = None, *, status: ArrayLike | None = None,
+              card: ArrayLike | None = None, slices: ArrayLike | None = None,
+              group: ArrayLike | None = None, n_groups: int | None = None, policy: PolicyArg = None,
+              core: ModuleType | None = None) -> Rollup:
     """Roll devices up per node: from a ClassificationResult, or from raw arrays.
 
     ``group`` (node index per device, ``0 <= group < n_groups``) defaults to the

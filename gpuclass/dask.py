@@ -32,7 +32,7 @@ Needs the ``dask`` extra (``pip install 'gpuclass[dask]'``).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from .audit.render import device_conflicts
 from .audit.results.columns import card_column, int32_columns, table_columns
 from .errors import InputError
 from .policy import compile_policy
+
+if TYPE_CHECKING:
+    from .policy import PolicyArg
 
 __all__ = ["audit", "partition_audit"]
 
@@ -290,7 +293,7 @@ def _graph(keys: list[Any], compiled: Any, server_column: str | None, split_out:
     return name, dsk, outputs
 
 
-def audit(data: Any, *, policy: Any = None, server_column: str | None = None,
+def audit(data: Any, *, policy: PolicyArg = None, server_column: str | None = None,
           split_out: int | None = None):
     """Audit a Dask DataFrame of device rows (or the Parquet dataset at a path): a Dask
     DataFrame with the columns of :func:`gpuclass.audit.results.columns.table_columns` (those

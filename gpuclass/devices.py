@@ -25,12 +25,15 @@ address (a bare modalias, an unparsable sysfs entry) has
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .constants import FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, FLAG_VF, GPU_CLASSES, NO_ADDRESS, flag_names
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .records import DeviceNames
 
 __all__ = [
     "DeviceTable",
@@ -333,7 +336,7 @@ class DeviceTable:
                 out.append(f"row {i} {name}: {a[i]!r} != {b[i]!r}")
         return out
 
-    def to_records(self, db: Any = None) -> list[dict[str, Any]]:
+    def to_records(self, db: DeviceNames | None = None) -> list[dict[str, Any]]:
         """One plain dict per row (for JSON), in the shared record shape of
         :mod:`gpuclass.records` (names from ``db`` when given); absent values are ``None``."""
         from .records import table_records
@@ -342,7 +345,7 @@ class DeviceTable:
 
     # -- lspci text -----------------------------------------------------------
 
-    def to_lspci_text(self, fmt: str = "-nnmm -D", *, db: Any = None, invalid: str = "raise") -> str:
+    def to_lspci_text(self, fmt: str = "-nnmm -D", *, db: DeviceNames | None = None, invalid: str = "raise") -> str:
         """The table as ``lspci`` would print it: see :func:`gpuclass.sources.lspci.write_lspci`."""
         from .sources.lspci.write import write_lspci
 

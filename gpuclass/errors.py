@@ -26,6 +26,7 @@ __all__ = [
     "SkippedLine",
     "SourceError",
     "NotAFileError",
+    "NotReplaceableError",
     "NotLspciOutput",
     "PolicyError",
     "ManifestError",
@@ -111,6 +112,17 @@ class NotAFileError(SourceError):
 
     >>> isinstance(NotAFileError("/dev/zero", None, "input is a character device"), SourceError)
     True
+    """
+
+
+class NotReplaceableError(GpuclassError, OSError):
+    """An output path that holds something other than a regular file (a FIFO, a device, a
+    directory, a socket, a symlink): writing there would rename a new file over it (over
+    ``/dev/null`` itself, as root), so it is refused and left as it is.  Also an
+    :class:`OSError`, so that a writer that takes any OSError as "no cache file" does so here.
+
+    >>> str(NotReplaceableError("/dev/null: refusing to replace a character device"))
+    '/dev/null: refusing to replace a character device'
     """
 
 

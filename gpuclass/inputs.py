@@ -53,7 +53,7 @@ __all__ = ["STDIN", "MiB", "LIMITS", "open_input", "read_input", "kind_of", "is_
 STDIN = "-"
 MiB = 1 << 20
 
-# Documented size limits per kind of input (README "Limits"); whole-file reads only.
+# Documented size limits per kind of input (docs/limits.md); whole-file reads only.
 LIMITS = {
     "database": 256 * MiB,   # pci.ids, decompressed (today's file is under 2 MiB)
     "policy": 16 * MiB,

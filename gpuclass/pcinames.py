@@ -18,6 +18,8 @@ import re
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
+
+    from .records import DeviceNames as DeviceNames
 else:
     from .lazy import NamedTuple
 

@@ -12,7 +12,15 @@ sequence would drive the terminal.  :func:`printable` escapes them for text outp
 
 from __future__ import annotations
 
-__all__ = ["printable", "safe_json"]
+import codecs
+
+__all__ = ["printable", "safe_json", "utf8_text", "ESCAPE_ERRORS"]
+
+# The codec error handler of every text gpuclass writes (standard output and error, and -o
+# files): what the encoding cannot hold is escaped as printable() escapes it, so a byte that
+# was not UTF-8 (a lone surrogate of surrogateescape) is the text \xNN on a terminal and in
+# a file alike (backslashreplace, which it replaces, wrote \udcff there).
+ESCAPE_ERRORS = "gpuclass.escape"
 
 
 def printable(text: str) -> str:
@@ -44,6 +52,32 @@ def _escape(c: str) -> str:
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _escape_errors(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return "".join(_escape(c) for c in exc.object[exc.start:exc.end]), exc.end
+
+
+codecs.register_error(ESCAPE_ERRORS, _escape_errors)
+
+
+def utf8_text(text: str) -> str:
+    r"""``text`` as UTF-8 can hold it: each lone surrogate written as :func:`printable`
+    writes it (``\xNN`` for a byte that was not UTF-8, decoded by surrogateescape;
+    ``\uXXXX`` for any other), everything else unchanged.  The one rule of every audit
+    output (CSV, Parquet, JSON, NDJSON, the table, the HTML report): a server id is the
+    same text in each.
+
+    >>> utf8_text("srv\udcff"), utf8_text("a\ud800b"), utf8_text("日本")
+    ('srv\\xff', 'a\\ud800b', '日本')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", ESCAPE_ERRORS).decode("utf-8")
+    return text
 
 
 def _json_escape(c: str) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,6 +43,10 @@ from .constants import (
 from .errors import SourceError
 from .models import DeviceClassification, GpuCard, NodeGpuSummary, TimeSlicing
 from .policy.nodes import NodeDecision, decide_node
+
+if TYPE_CHECKING:
+    from .policy import PolicyArg
+    from .records import DeviceNames
 
 __all__ = ["CpuReport", "HardwareReport", "Decision", "InstallPlan", "inspect", "plan"]
 
@@ -113,7 +117,7 @@ class HardwareReport(BaseModel):
 
     @classmethod
     def example(cls, card: str | list[str] | None = "rtx-4000-sff-ada", count: int = 1, *,
-                cpu: Literal["intel", "amd", "vm", "nested"] = "intel", policy: Any = None) -> HardwareReport:
+                cpu: Literal["intel", "amd", "vm", "nested"] = "intel", policy: PolicyArg = None) -> HardwareReport:
         """A small synthetic report: ``count`` cards of one allowlisted model (or of each of
         several), or none; classified against ``policy`` (default: the platform's).
 
@@ -166,7 +170,7 @@ def _report(root: str, source: str, n_devices: int, result, cpu: CpuReport | Non
         cpu=cpu, warnings=[*summary.warnings, *warnings])
 
 
-def _names(db: Any, names: bool):
+def _names(db: DeviceNames | str | os.PathLike[str] | None, names: bool) -> DeviceNames:
     """The database that names devices: none when not asked for, else the one given (a
     PciDatabase or a path) or the default; a missing or broken one is a PciIdsError."""
     from .pcinames import NO_NAMES
@@ -180,7 +184,8 @@ def _names(db: Any, names: bool):
     return db
 
 
-def inspect(root: str | os.PathLike[str] = "/", *, policy: Any = None, db: Any = None,
+def inspect(root: str | os.PathLike[str] = "/", *, policy: PolicyArg = None,
+            db: DeviceNames | str | os.PathLike[str] | None = None,
             names: bool = True) -> HardwareReport:
     """Scan the machine at ``root``: its PCI devices (``sys/bus/pci/devices``) and
     CPU (``proc/cpuinfo``, ``dev/kvm``), classified against ``policy``.

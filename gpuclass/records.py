@@ -21,9 +21,22 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .constants import flag_names
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class DeviceNames(Protocol):
+        """What names devices: a :class:`~gpuclass.PciDatabase`, or :data:`gpuclass.pcinames.NO_NAMES`."""
+
+        def vendor_name(self, vendor: int, /) -> str | None: ...
+        def device_name(self, vendor: int, device: int, /) -> str | None: ...
+        def subvendor_name(self, subvendor: int, /) -> str | None: ...
+        def subsystem_name(self, vendor: int, device: int, subvendor: int, subdevice: int, /) -> str | None: ...
+        def class_name(self, base: int, subclass: int | None = None, /) -> str | None: ...
+
 
 __all__ = ["DEVICE_FIELDS", "ID_FIELDS", "SOURCE_FIELDS", "device_record", "id_record",
            "table_records", "hex4", "hex2"]
@@ -48,13 +61,13 @@ def hex2(value: int | None) -> str | None:
     return None if value is None or value < 0 else f"{value:02x}"
 
 
-def _name(db: Any, method: str, *args: int) -> str | None:
+def _name(db: DeviceNames | None, method: str, *args: int) -> str | None:
     return None if db is None else getattr(db, method)(*args)
 
 
 def device_record(vendor: int, device: int, class_code: int, *, subvendor: int | None = None,
                   subdevice: int | None = None, revision: int | None = None,
-                  driver: str | None = None, slot: str | None = None, db: Any = None) -> dict:
+                  driver: str | None = None, slot: str | None = None, db: DeviceNames | None = None) -> dict:
     """One PCI function as the shared record (``class_code`` is the 24-bit class with prog-if).
 
     ``db`` (a :class:`~gpuclass.db.PciDatabase`) fills the ``*_name`` fields; without one
@@ -81,7 +94,7 @@ def device_record(vendor: int, device: int, class_code: int, *, subvendor: int |
     }
 
 
-def id_record(ids: list[int], db: Any = None) -> dict:
+def id_record(ids: list[int], db: DeviceNames | None = None) -> dict:
     """The record of an ID lookup: ``[vendor]``, ``[vendor, device]`` or all four IDs;
     only the fields of the parts given."""
     vendor = ids[0]
@@ -97,7 +110,7 @@ def id_record(ids: list[int], db: Any = None) -> dict:
     return out
 
 
-def table_records(table: Any, db: Any = None) -> list[dict]:
+def table_records(table: Any, db: DeviceNames | None = None) -> list[dict]:
     """One record per row of a DeviceTable: the shared fields, then what the source read
     (NUMA node, IOMMU group, SR-IOV counts, flags, problem).  A row the source flagged as
     unreadable keeps its IDs but gets no names."""

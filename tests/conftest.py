@@ -8,6 +8,9 @@ import pytest
 
 from gpuclass import _native
 
+# slow/subprocess markers from the recorded run (tests/tiers.py)
+pytest_plugins = ["tiers"]
+
 # The processes the tests start (``python -c``, ``python -m``) import the package this
 # process imported, never the sources of the directory they start in (Python 3.11+): from
 # a checkout whose core is not built in place those sources would load the twin, and a

@@ -56,7 +56,16 @@ reveal_type(gpuclass.default_database())
 reveal_type(gpuclass.inspect("/"))
 reveal_type(gpuclass.audit_paths)
 reveal_type(gpuclass.default_database().class_names([0x030200]))
+gpuclass.inspect("/", policy=42, db=object())
+gpuclass.classify([0x10DE], [0x2BB5], policy=1.5)
+gpuclass.validate_pod({}, policy=["gtx-1080"])
+gpuclass.audit_paths(["a.csv"], policy=b"policy.yaml")
 """
+
+# what a wrong type given to a public name must be rejected with (line of NEGATIVE, argument)
+WRONG_TYPES = [(8, "policy", "inspect", "int"), (8, "db", "inspect", "object"),
+               (9, "policy", "classify", "float"), (10, "policy", "validate_pod", "list[str]"),
+               (11, "policy", "audit_paths", "bytes")]
 
 
 def _mypy(tmp_path: Path, *files: Path) -> subprocess.CompletedProcess:
@@ -77,7 +86,11 @@ def test_mypy_strict_on_a_user_script(tmp_path):
     lines = proc.stdout.splitlines()
     assert not [ln for ln in lines if "_script.py" in ln], proc.stdout
     errors = [ln for ln in lines if "error:" in ln]
-    assert len(errors) == 1 and 'Module has no attribute "does_not_exist"' in errors[0], proc.stdout
+    assert 'Module has no attribute "does_not_exist"' in errors[0], proc.stdout
+    wrong = [(int(ln.split(":")[1]), ln) for ln in errors[1:]]
+    assert len(wrong) == len(WRONG_TYPES), proc.stdout
+    for (line, arg, func, typ), (got, text) in zip(WRONG_TYPES, wrong):
+        assert got == line and f'Argument "{arg}" to "{func}" has incompatible type "{typ}"' in text, text
     revealed = [ln.split("Revealed type is ", 1)[1] for ln in lines if "Revealed type is" in ln]
     assert revealed[0] == '"gpuclass.db.database.PciDatabase"'
     assert revealed[1] == '"gpuclass.provisioner.HardwareReport"'

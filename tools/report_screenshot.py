@@ -2,8 +2,8 @@
 
     python tools/report_screenshot.py            # needs gpuclass[report], Chromium and Pillow
 
-It runs the README's command (``gpuclass audit examples/auction-sample_EUR.json --format html
--o ...``), opens the page offline in headless Chromium (Debian's ``chromium``, or
+It runs the command of docs/guides/fleet-report.md (``gpuclass audit
+examples/auction-sample_EUR.json --format html -o ...``), opens the page offline in headless Chromium (Debian's ``chromium``, or
 ``$GPUCLASS_CHROMIUM``), takes the top of it and stores it with a 64-colour palette (the
 page is flat colours), well under 300 kB.
 """

@@ -17,7 +17,7 @@ server under the index of its first row; the ``server`` column keeps the id colu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,11 @@ from ..errors import InputError
 from .ingest.columns import SERVER_COLUMNS, TEXT_COLUMNS, field_names, is_device_header, pick_column
 from .progress import Progress
 from .results.columns import COUNT_FIELDS, PASSTHROUGH, card_column, flat_columns
+
+if TYPE_CHECKING:
+    from .results.table import AuditTable
+    from ..policy import PolicyArg
+    from ..records import DeviceNames
 
 __all__ = ["audit_table", "audit_frame", "audit_device_rows"]
 
@@ -51,8 +56,9 @@ def _batches(table: Any, server: str | None, size: int) -> Any:
         start = end
 
 
-def audit_table(data: Any, *, policy: Any = None, server_column: str | None = None,
-                source: str = "table", db: Any = None, kernel: Any = None, progress: Any = None) -> Any:
+def audit_table(data: Any, *, policy: PolicyArg = None, server_column: str | None = None,
+                source: str = "table", db: DeviceNames | None = None, kernel: Any = None,
+                progress: Any = None) -> AuditTable:
     """Audit a device table (one PCI function per row) given as columns: a pyarrow Table or
     RecordBatch, a pandas DataFrame or a dict of columns.
 
@@ -76,7 +82,7 @@ def audit_table(data: Any, *, policy: Any = None, server_column: str | None = No
     return engine.result(source, db)
 
 
-def audit_device_rows(rows: Any, *, policy: Any = None, source: str = "rows") -> Any:
+def audit_device_rows(rows: Any, *, policy: PolicyArg = None, source: str = "rows") -> Any:
     """Reports for ``(server, vendor, device, subvendor, subdevice, class)`` tuples (cells as
     a device table's: hex text or integers); a row of another shape is flagged.
 
@@ -116,7 +122,7 @@ def audit_device_rows(rows: Any, *, policy: Any = None, source: str = "rows") ->
     return iter(engine.result(source))
 
 
-def audit_frame(data: Any, *, policy: Any = None, text_column: str | None = None,
+def audit_frame(data: Any, *, policy: PolicyArg = None, text_column: str | None = None,
                 server_column: str | None = None, progress: bool | Progress = False) -> Any:
     """Audit a pandas DataFrame or a pyarrow Table; the result is the same kind.
 
@@ -145,7 +151,7 @@ def audit_frame(data: Any, *, policy: Any = None, text_column: str | None = None
     return _finish(data, kind, out, card_ids, id_name)
 
 
-def _text_frame(data: Any, kind: str, columns: list[str], n: int, policy: Any, text_column: str | None,
+def _text_frame(data: Any, kind: str, columns: list[str], n: int, policy: PolicyArg, text_column: str | None,
                 server_column: str | None, bar: Progress | None) -> tuple[Any, list[str], str | None]:
     from .engine.listings import TextAuditor
     from .results.listing import typed_rows

@@ -30,7 +30,7 @@ from .results.columns import PASSTHROUGH
 __all__ = ["reason", "cards_cell", "finish", "conflicts", "device_conflicts", "card_entries", "rule_evidence", "unsupported_entry",
            "unsupported_entries", "problem", "flat_row", "cell_value", "device_texts", "NO_SERVER",
            "NO_DESCRIPTION", "NO_ID", "GPU_SPECIAL", "EMPTY_DUMP", "duplicate_id", "ambiguous",
-           "editions", "not_a_dump", "unreadable_line", "cannot_read"]
+           "editions", "look_alike_letters", "not_a_dump", "unreadable_line", "cannot_read"]
 
 NO_SERVER = "row has no server name"
 NO_DESCRIPTION = "record has no description"
@@ -49,6 +49,13 @@ def ambiguous(words: str, name: str) -> str:
 
 def editions(words: str, names: str, counted_as: str) -> str:
     return f"{words!r} does not say which edition: {names}; counted as {counted_as}"
+
+
+def look_alike_letters(words: str, name: str | None, letters: str) -> str:
+    """A name a listing writes with letters of another script that only look Latin (``name``
+    None: a name the letters change, say in an aside, rather than make)."""
+    says = f"names {name}" if name is not None else "reads otherwise"
+    return f"{words!r} {says} only with {letters} read as Latin letters: look-alike letters, not counted"
 
 
 def not_a_dump(reason_text: str) -> str:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from ..policy import PolicyArg
     from typing import IO, Any
 
     from .ingest.archives import Member
@@ -47,9 +48,9 @@ from ..inputs import LIMITS, open_input
 from .ingest.columns import TEXT_COLUMNS, is_device_header, pick_column
 from .ingest.compressed import Bounded, Limits, archive_kind, compression_of, decompress
 from ..compression import plain_name
-from .ingest.kinds import HEAD, KINDS, SKIP_REASONS, sniff
+from .ingest.kinds import HEAD, KINDS, SKIP_REASONS, read_kind_head, sniff
 from .ingest.records import iter_feed, iter_ndjson
-from .ingest.streams import Prefixed, read_head, rewound
+from .ingest.streams import Prefixed, read_at_most, read_head, rewound
 from .ingest.text import Reader
 from .results.listing import ReportBatch
 from .results.reports import ServerReport
@@ -60,7 +61,7 @@ _MEMBER_LIMIT = LIMITS["audit member"]
 
 
 class _Context:
-    def __init__(self, policy: Any, text_column: str | None, server_column: str | None,
+    def __init__(self, policy: PolicyArg, text_column: str | None, server_column: str | None,
                  limits: Limits, progress: Progress | None) -> None:
         self.policy = policy
         self.text_column = text_column
@@ -100,8 +101,10 @@ def _stream_chunks(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
     inner = member.name if member is not None else os.path.basename(name)
     if comp is not None:
         fh = decompress(rewound(fh, head), comp, name, ctx.limits, total)
-        head = read_head(fh, HEAD)
+        head = read_kind_head(fh)
         inner = plain_name(inner)
+    elif archive_kind(head) is None:  # (an archive's head is put back by seeking)
+        head = read_kind_head(fh, head)
     found = sniff(head, inner)
     stream: IO[bytes] = io.BufferedReader(Prefixed(head, fh), buffer_size=1 << 20)
     if found == "archive" and (kind in (None, "archive") or member is None and kind == "lspci-dir"):
@@ -143,7 +146,7 @@ def _stream_chunks(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
 
 
 def _dump_chunk(ctx: _Context, stream: IO[bytes], name: str, inner: str) -> ReportBatch:
-    data = stream.read(_MEMBER_LIMIT + 1)
+    data = read_at_most(stream, _MEMBER_LIMIT)
     if len(data) > _MEMBER_LIMIT:
         raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for one dump)")
     from .engine.dumps import audit_lspci_dumps
@@ -156,7 +159,7 @@ def _parquet_chunk(ctx: _Context, fh: IO[bytes], head: bytes, name: str) -> Any:
     # pyarrow reads the footer first: the file itself where it can seek, else a copy
     source: IO[bytes] = rewound(fh, head)
     if not source.seekable():
-        data = source.read(_MEMBER_LIMIT + 1)
+        data = read_at_most(source, _MEMBER_LIMIT)
         if len(data) > _MEMBER_LIMIT:
             raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for a "
                                           "Parquet member that cannot be read in place)")
@@ -221,7 +224,7 @@ def _archive_members(fh: IO[bytes], head: bytes, name: str, limits: Limits,
                                               "(give it as a file)")
             stream = io.BytesIO(data)
         return iter_zip(stream, name, limits, total)
-    return iter_tar(stream, name, limits, total)
+    return iter_tar(stream, name, limits, total, counted=isinstance(fh, Bounded))
 
 
 def _collection(ctx: _Context, members: Iterator[Member], name: str, total: list[int] | None,
@@ -343,7 +346,7 @@ class AuditRun:
         self._done = True
 
 
-def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", policy: Any = None,
+def audit_paths(paths: Sequence[str | os.PathLike], *, kind: str = "auto", policy: PolicyArg = None,
                 text_column: str | None = None, server_column: str | None = None,
                 progress: bool | Progress = False, latest: bool = False,
                 limits: Limits | None = None) -> AuditRun:
@@ -404,10 +407,12 @@ def _preflight(path: str, kind: str, text_column: str | None) -> None:
     try:
         with open_input(path, "audit input") as fh:
             head = fh.read(HEAD)
+            if compression_of(head) is not None:
+                return
+            if kind == "auto" and archive_kind(head) is None:
+                head = read_kind_head(fh, head)
     except SourceError:
         raise
-    if compression_of(head) is not None:
-        return
     found = sniff(head, path) if kind == "auto" else kind
     if found not in ("csv", "table-csv"):
         return

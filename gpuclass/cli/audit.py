@@ -5,7 +5,10 @@ problem (a malformed row, a ``GPU`` special without a recognisable card, an
 ambiguous card name) or an input was skipped, 2 for bad arguments (and a CSV
 that is not comma-separated or has no text column, refused before any output),
 3 when an input cannot be read (a missing file, a damaged archive, an input that
-expands past the limits).
+expands past the limits) or ``-o`` names something other than a regular file (a FIFO, a
+device, a directory, a symlink: never replaced).  An ``-o`` inside what is audited (an
+input directory, or an input itself, symlinks resolved) is a usage error: the audit would
+read its own output.
 """
 
 from __future__ import annotations
@@ -67,7 +70,8 @@ def arguments(p) -> None:
                         "fleet report page, needs gpuclass[report])")
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write to FILE (complete once the audit ends; parquet needs it) instead "
-                        "of standard output")
+                        "of standard output; never inside an input, and only a regular file is "
+                        "replaced")
     p.add_argument("--kind", choices=("auto", *KINDS), default="auto",
                    help="input kind for every FILE (default: told by each input's content)")
     p.add_argument("--text-column", default=None, metavar="NAME",
@@ -113,6 +117,7 @@ def run(args) -> int:
     from ..audit import Limits, audit_paths, write_reports
 
     fmt = _output_format(args)
+    _check_output(args.output, [*args.files, *([args.policy] if isinstance(args.policy, str) else [])])
     progress = {"always": True, "never": False}.get(args.progress, sys.stderr.isatty())
     reports = audit_paths(args.files, kind=args.kind, policy=args.policy,
                           text_column=args.text_column, server_column=args.server_column,
@@ -125,6 +130,8 @@ def run(args) -> int:
             return write_html_report(reports, out, policy=args.policy)
         fleet = page(sys.stdout) if args.output in (None, "-") else _to_file(args.output, page, binary=False)
         _tell_skipped(fleet.skipped)
+        if args.output not in (None, "-"):
+            _tell_written(args.output, fleet.totals)
         return outcome(bool(fleet.totals.flagged or fleet.skipped))
     summary_line = fmt == "ndjson" and args.ndjson_summary
     if args.output in (None, "-"):
@@ -134,9 +141,16 @@ def run(args) -> int:
         summary = _to_file(args.output, lambda out: write_reports(
             reports, fmt, out, summary_line=summary_line, policy=args.policy), binary=fmt == "parquet")
     _tell_skipped(summary.skipped)
-    if fmt == "ndjson" and not args.ndjson_summary:
+    if args.output not in (None, "-"):
+        _tell_written(args.output, summary)
+    elif fmt == "ndjson" and not args.ndjson_summary:
         sys.stderr.write(printable(f"gpuclass audit: {summary.line()}") + "\n")
     return outcome(bool(summary.flagged or summary.skipped))
+
+
+def _tell_written(path: str, summary) -> None:
+    """The one line an audit written with ``-o`` prints (on stderr: stdout stays free)."""
+    sys.stderr.write(printable(f"gpuclass audit: wrote {path}: {summary.line()}") + "\n")
 
 
 def _tell_skipped(skipped: list) -> None:
@@ -147,17 +161,45 @@ def _tell_skipped(skipped: list) -> None:
                          "(all in the summary of --format json)\n")
 
 
+def _check_output(output: str | None, inputs: list[str]) -> None:
+    """Refuse, before anything is read, an ``-o`` the audit would read (inside an input
+    directory or equal to an input, symlinks resolved: it listed its own temporary file as
+    a skipped input, or read its own growing output forever) or one that is no regular file
+    (:func:`~gpuclass.cachedir.replace_refusal`, the rule of every file gpuclass replaces)."""
+    from ..cachedir import replace_refusal
+    from ..errors import NotReplaceableError
+    from ..inputs import is_stdin
+    from .options import UsageError
+
+    if output in (None, "-"):
+        return
+    out = os.path.realpath(output)
+    for name in inputs:
+        if is_stdin(name):
+            continue
+        where = os.path.realpath(name)
+        if out == where or out.startswith(where.rstrip(os.sep) + os.sep):
+            what = "is the input" if out == where else "is inside the input"
+            raise UsageError(f"-o {output} {what} {name}: the audit would read its own output "
+                             "(or overwrite what it reads); write it elsewhere")
+    refused = replace_refusal(output)
+    if refused is not None:
+        raise NotReplaceableError(refused)
+
+
 def _to_file(path: str, write, binary: bool):
     """Write through a temporary file beside ``path``, renamed over it once complete: a
     failed audit leaves no half-written output (nor touches an earlier one)."""
     import io
 
     from ..cachedir import replacing
+    from ..printable import ESCAPE_ERRORS
 
     with replacing(path, prefix=".gpuclass-audit-", mode=0o666 & ~_umask()) as fh:
         if binary:
             return write(fh)
-        out = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        # a lone surrogate is written as printable() writes it, as on standard output
+        out = io.TextIOWrapper(fh, encoding="utf-8", errors=ESCAPE_ERRORS, newline="")
         try:
             return write(out)
         finally:

@@ -28,6 +28,7 @@ import sys
 import gpuclass
 
 from ..errors import GpuclassError, InputError, missing_extra
+from ..printable import ESCAPE_ERRORS
 from .options import EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError, printable
 
 EPILOG = """examples:
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             try:
-                stream.reconfigure(errors="backslashreplace")
+                stream.reconfigure(errors=ESCAPE_ERRORS)
             except (ValueError, OSError):  # a stream that cannot be reconfigured
                 pass
     # Build only the command that runs; the others are names and summaries.

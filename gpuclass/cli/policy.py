@@ -1,7 +1,7 @@
 """``gpuclass policy show [FILE]``: the allowlist policy, the platform's or a file's, as YAML.
 
 The output is a complete policy file (every field, IDs as hex strings) that
-``--policy`` reads back; the README documents its format.
+``--policy`` reads back; docs/guides/policy.md documents its format.
 
 Exit codes: 0 done, 2 usage error, 3 the policy file cannot be read or does not
 validate (the first bad field is named).

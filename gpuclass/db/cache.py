@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from .._native import KEY_DTYPES, TABLES
-from ..cachedir import ENV_CACHE_DIR, cache_dir, make_cache_dir, replacing, trust_problem
+from ..cachedir import ENV_CACHE_DIR, cache_dir, make_cache_dir, replace_refusal, replacing, trust_problem
 from ..documents import DocumentError, load_json
 from ..errors import CacheError
 from ..inputs import kind_of
@@ -147,14 +147,9 @@ def write_cache(path: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
     8-byte aligned.  The names are compacted back to back first.
     """
     path = Path(path)
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        pass
-    else:
-        if not stat.S_ISREG(st.st_mode):
-            raise CacheError(f"{path}: refusing to replace {kind_of(st.st_mode)} (only a regular "
-                             "file is ever replaced)")
+    refused = replace_refusal(path)  # checked before any work; replacing() checks again
+    if refused is not None:
+        raise CacheError(refused)
     make_cache_dir(path.parent)
     # The arrays are written straight from their buffers and the names compacted on the
     # way out, so no copy of the payload is ever assembled; the head, which holds the

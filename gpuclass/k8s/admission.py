@@ -32,13 +32,16 @@ False
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..constants import GPU_RESOURCE, GPU_RESOURCE_SHARED
 from ..errors import ManifestError
 from .objects import as_object, meta_str
 from .pods import POD_TEMPLATE_KINDS, too_large_message, validate_pod
 from .types import AdmissionResponse, AdmissionReviewResponse, KubernetesObject
+
+if TYPE_CHECKING:
+    from ..policy import PolicyArg
 
 __all__ = ["admission_policy", "admission_review", "cel_expressions", "POLICY_NAME",
            "ADMISSION_API_VERSION", "CONTAINER_LISTS"]
@@ -66,7 +69,7 @@ def _every_container(predicate: str) -> str:
                        for field in CONTAINER_LISTS)
 
 
-def cel_expressions(policy: Any = None) -> list[dict[str, str]]:
+def cel_expressions(policy: PolicyArg = None) -> list[dict[str, str]]:
     """The policy's validations (``expression``, ``message``, ``reason``), as the
     ValidatingAdmissionPolicy carries them."""
     from ..policy import compile_policy
@@ -90,7 +93,7 @@ def cel_expressions(policy: Any = None) -> list[dict[str, str]]:
     return out
 
 
-def admission_policy(policy: Any = None, *, name: str = POLICY_NAME) -> list[KubernetesObject]:
+def admission_policy(policy: PolicyArg = None, *, name: str = POLICY_NAME) -> list[KubernetesObject]:
     """A ``ValidatingAdmissionPolicy`` and its ``ValidatingAdmissionPolicyBinding``
     (``admissionregistration.k8s.io/v1``: Kubernetes 1.30 or later) refusing pods that
     :func:`validate_pod` refuses for their slices, on create and update, the ephemeral
@@ -113,7 +116,7 @@ def admission_policy(policy: Any = None, *, name: str = POLICY_NAME) -> list[Kub
     return [vap, binding]
 
 
-def admission_review(review: Any, *, policy: Any = None, source: str | None = None) -> AdmissionReviewResponse:
+def admission_review(review: Any, *, policy: PolicyArg = None, source: str | None = None) -> AdmissionReviewResponse:
     """A validating webhook's answer to an ``AdmissionReview`` request (``admission.k8s.io/v1``
     or ``v1beta1``, answered in the same version): the request's object judged by
     :func:`validate_pod`, its errors the denial's message (HTTP 403) and its warnings the

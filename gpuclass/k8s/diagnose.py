@@ -27,7 +27,7 @@ missing or unhealthy for no reason its log gives is too.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +46,9 @@ from ..errors import InputError, ManifestError
 from .labels import node_summary
 from .nodefacts import NodeFacts
 from .objects import as_object, as_objects
+
+if TYPE_CHECKING:
+    from ..policy import PolicyArg
 
 __all__ = ["diagnose", "diagnose_nodes", "Diagnosis", "Finding", "REPROVISION"]
 
@@ -325,7 +328,7 @@ def _diagnose(obj: dict, report: Any, compiled: Any, source: str | None) -> Diag
                      cards=n.cards, expected=n.expected, product=n.product, findings=findings)
 
 
-def diagnose(node: Any, report: Any = None, *, policy: Any = None, source: str | None = None) -> Diagnosis:
+def diagnose(node: Any, report: Any = None, *, policy: PolicyArg = None, source: str | None = None) -> Diagnosis:
     """Why GPU pods do not schedule on ``node``: a Node object as a dict, YAML/JSON text, a file,
     a ``kubernetes`` client model (``V1Node``) or its ``to_dict()``.
 
@@ -353,7 +356,7 @@ def diagnose(node: Any, report: Any = None, *, policy: Any = None, source: str |
     return _diagnose(as_object(node, source, "Node"), report, compile_policy(policy), source)
 
 
-def diagnose_nodes(nodes: Any, report: Any = None, *, policy: Any = None,
+def diagnose_nodes(nodes: Any, report: Any = None, *, policy: PolicyArg = None,
                    source: str | None = None) -> list[Diagnosis]:
     """:func:`diagnose` of every node: a list, a ``List``/``NodeList`` (dict, text, file, or a
     client model such as ``V1NodeList``); one Diagnosis per node, in order.  A ``report``

@@ -34,7 +34,7 @@ and how GPU Feature Discovery's labels name the cards.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..constants import (
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -47,6 +47,9 @@ from ..errors import InputError
 from ..models import NodeGpuSummary
 from ..policy.nodes import NodeDecision, config_name
 from .types import ConfigMap, DevicePluginConfig, ExpectedResources, NodePatch
+
+if TYPE_CHECKING:
+    from ..policy import PolicyArg
 
 __all__ = ["node_decision", "node_labels", "labels_patch", "expected_gpus", "expected_resources",
            "device_plugin_config", "device_plugin_configmap", "config_name", "node_config",
@@ -146,7 +149,7 @@ def expected_resources(hw: Any) -> ExpectedResources:
     return {"capacity": dict(res), "allocatable": dict(res)}
 
 
-def device_plugin_config(policy: Any = None, *, replicas: int | None = None,
+def device_plugin_config(policy: PolicyArg = None, *, replicas: int | None = None,
                          fail_requests_greater_than_one: bool | None = None,
                          rename_by_default: bool = False) -> DevicePluginConfig:
     """The device plugin's ``config.yaml`` as a dict (api/config/v1 of NVIDIA/k8s-device-plugin).
@@ -178,7 +181,7 @@ def device_plugin_config(policy: Any = None, *, replicas: int | None = None,
     }
 
 
-def device_plugin_configmap(policy: Any = None, *, name: str = "nvidia-device-plugin-config",
+def device_plugin_configmap(policy: PolicyArg = None, *, name: str = "nvidia-device-plugin-config",
                             namespace: str = "kube-system", key: str = DEFAULT_CONFIG_KEY) -> ConfigMap:
     """A ConfigMap holding :func:`device_plugin_config` of ``policy`` under ``key`` and, for
     every other slice count a card of the policy sets, that config under :func:`config_name`
@@ -239,7 +242,7 @@ def gfd_sanitise(name: str) -> str:
     return "-".join(_GFD_DROPPED.sub("", name).split())
 
 
-def gfd_card(product: Any, policy: Any = None) -> dict[str, Any] | None:
+def gfd_card(product: Any, policy: PolicyArg = None) -> dict[str, Any] | None:
     """The policy's card that a ``nvidia.com/gpu.product`` value names, or None.
 
     GFD writes NVML's name (``NVIDIA RTX 6000 Ada Generation``; older drivers leave the

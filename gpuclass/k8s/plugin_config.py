@@ -36,7 +36,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -45,6 +45,9 @@ from ..errors import ManifestError
 from ..policy.nodes import config_name
 from .labels import device_plugin_configmap
 from .objects import load_documents, read_text, wire_form
+
+if TYPE_CHECKING:
+    from ..policy import PolicyArg
 
 __all__ = ["ConfigFinding", "check_device_plugin_config", "CONFIG_KEYS"]
 
@@ -297,7 +300,7 @@ def _texts(config: Any, source: str | None) -> tuple[list[Any], str | None]:
     return [wire_form(config)], source
 
 
-def check_device_plugin_config(config: Any, *, policy: Any = None, default_key: str | None = None,
+def check_device_plugin_config(config: Any, *, policy: PolicyArg = None, default_key: str | None = None,
                                source: str | None = None) -> list[ConfigFinding]:
     """Every problem of a device plugin config, as the plugin and its config-manager read it.
 

@@ -17,13 +17,16 @@ and hugepages.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..constants import GPU_RESOURCE, GPU_RESOURCE_SHARED, SLICES_PER_CARD
 from ..errors import ManifestError, QuantityError
 from .objects import as_object, as_objects, dig, meta_str, parse_quantity, quantity_text
+
+if TYPE_CHECKING:
+    from ..policy import PolicyArg
 
 __all__ = ["validate_pod", "validate_pods", "PodValidation", "ContainerGpu", "too_large_message",
            "shared_memory_warning", "SHARED_MEMORY_WARNING", "POD_TEMPLATE_KINDS"]
@@ -150,7 +153,7 @@ def _quantities(section: dict, resource: str, field: str, errors: list[str]) -> 
 class _Rules:
     """What the policy in use decides about requests: the device plugin's settings."""
 
-    def __init__(self, policy: Any) -> None:
+    def __init__(self, policy: PolicyArg) -> None:
         from ..policy import compile_policy
 
         compiled = compile_policy(policy)
@@ -221,7 +224,7 @@ def _container(c: Any, path: str, init: bool, ephemeral: bool, rules: _Rules,
         slices=slices, errors=errors), warnings
 
 
-def validate_pod(pod: Any, *, policy: Any = None, source: str | None = None) -> PodValidation:
+def validate_pod(pod: Any, *, policy: PolicyArg = None, source: str | None = None) -> PodValidation:
     """Check a pod's ``nvidia.com/gpu`` requests as the API server and the device plugin will.
 
     ``pod`` is a Pod, a PodTemplate, a workload with a pod template (Deployment,
@@ -248,7 +251,7 @@ def validate_pod(pod: Any, *, policy: Any = None, source: str | None = None) -> 
     return _validate(obj, _Rules(policy), source)
 
 
-def validate_pods(pods: Any, *, policy: Any = None, source: str | None = None) -> list[PodValidation]:
+def validate_pods(pods: Any, *, policy: PolicyArg = None, source: str | None = None) -> list[PodValidation]:
     """:func:`validate_pod` of every object in ``pods``: a list, a ``List``/``PodList`` (dict,
     text, file or client model such as ``V1PodList``); one result per object, in order."""
     rules = _Rules(policy)

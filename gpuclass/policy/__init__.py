@@ -26,10 +26,14 @@ from .compile import CompiledPolicy, RuleHit, compile_default
 from .default import DEFAULT_POLICY
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeAlias, Union
 
     from .files import FORMATS, format_for
     from .model import Card, DenyRule, MatchRule, Policy, RuleMatch, load_policy
+
+    #: What every ``policy=`` parameter takes: None (the platform's allowlist), a
+    #: :class:`Policy`, its data as a dict, a policy file's path, or a compiled policy.
+    PolicyArg: TypeAlias = Union[Policy, CompiledPolicy, "dict[str, Any]", str, "os.PathLike[str]", None]
 
 __all__ = ["CompiledPolicy", "RuleHit", "compile_policy", "DEFAULT_POLICY", "FORMATS", "format_for",
            "load_policy", "Card", "DenyRule", "MatchRule", "Policy", "RuleMatch"]

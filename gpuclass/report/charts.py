@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import base64
 import io
+import os
+import sys
 import warnings
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -38,10 +40,58 @@ _BAR, _MARK, _GRID = "#4c72b0", "#c44e52", "#d9d9d9"
 def require() -> None:
     """An :class:`~gpuclass.errors.InputError` now, before any input is read, where
     matplotlib is missing."""
+    _config_dir()
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
         raise MissingExtraError("matplotlib", "report", "HTML reports") from exc
+
+
+def _usable(path: str, levels: int) -> bool:
+    """Whether matplotlib can use the folder ``path``, or make it with at most ``levels``
+    missing levels (``.config/matplotlib`` in an existing home: never the home itself)."""
+    p = path
+    while not os.path.lexists(p):
+        up = os.path.dirname(p)
+        levels -= 1
+        if up == p or levels < 0:
+            return False
+        p = up
+    return os.path.isdir(p) and os.access(p, os.W_OK | os.X_OK)
+
+
+def _config_dir() -> None:
+    """Give matplotlib a folder of its own where its default ones cannot be written (a
+    ``$HOME`` that does not exist or is not this user's): without one it makes a temporary
+    folder and says so on stderr, twice, in every report.  The folder: ``matplotlib`` in
+    gpuclass's trusted cache directory (its font list kept for the next report), else a
+    private temporary one removed at exit.  ``$MPLCONFIGDIR``, where set, is left as it is,
+    and so is a matplotlib already imported."""
+    if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
+        return
+    home = os.path.expanduser("~")
+    config, cache = (os.path.join(os.environ.get(var) or os.path.join(home, base), "matplotlib")
+                     for var, base in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")))
+    if (_usable(config, 1 if os.environ.get("XDG_CONFIG_HOME") else 2)
+            and _usable(cache, 1 if os.environ.get("XDG_CACHE_HOME") else 2)):
+        return
+    from ..cachedir import cache_dir, make_cache_dir, trust_problem
+
+    folder = os.path.join(cache_dir(), "matplotlib")
+    try:
+        make_cache_dir(cache_dir())
+        make_cache_dir(folder)
+        trusted = trust_problem(folder) is None and os.access(folder, os.W_OK | os.X_OK)
+    except OSError:
+        trusted = False
+    if not trusted:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="gpuclass-matplotlib-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["MPLCONFIGDIR"] = folder
 
 
 @contextmanager
@@ -78,7 +128,7 @@ def price_svg(labels: Sequence[Any], medians: Sequence[float], minimums: Sequenc
         y = list(range(n))
         bars = ax.barh(y, medians, color=_BAR, height=0.6, label="median")
         ax.scatter(minimums, y, marker="D", s=18, color=_MARK, zorder=3, label="cheapest")
-        ax.bar_label(bars, labels=[f"{m:,.2f}" for m in medians], padding=3, fontsize=9)
+        ax.bar_label(bars, labels=[_amount(m) for m in medians], padding=3, fontsize=9)
         ax.set_yticks(y, labels=names, parse_math=False)
         ax.invert_yaxis()
         ax.set_xlabel(f"monthly price per slice ({unit})", parse_math=False)
@@ -89,6 +139,13 @@ def price_svg(labels: Sequence[Any], medians: Sequence[float], minimums: Sequenc
         if n:  # above the bars, never over them
             ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=2, fontsize=9, frameon=False)
         return _svg(fig)
+
+
+def _amount(value: float) -> str:
+    """A bar's label, never wider than about 20 characters: ``1,234.50``; past a trillion (a
+    listing's price can be any number) ``2.5e+299``, whose 300 digits had left the bars no
+    room (matplotlib warned on stderr that the constrained layout collapsed)."""
+    return f"{value:,.2f}" if abs(value) < 1e12 else f"{value:.3g}"
 
 
 def histogram_svg(edges: Sequence[float], counts: Sequence[int], *, title: str, unit: str) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import html
 import re
 
+from ..printable import utf8_text
+
 __all__ = ["visible", "html_text", "storable", "TEXT_LIMIT"]
 
 TEXT_LIMIT = 200  # characters of one listing text shown
@@ -29,23 +31,17 @@ _HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u115f\u1160\u180e\u200b-\u
                      "\U000e0000-\U000e007f]")
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def storable(text: str | None) -> str | None:
-    """Text that UTF-8 (Arrow, a file) can hold: a lone surrogate (JSON's ``"\\ud800"``)
-    becomes U+FFFD.
+    """Text that UTF-8 (Arrow, a file) can hold: a lone surrogate is written as every audit
+    output writes it (:func:`gpuclass.printable.utf8_text`: ``\\xNN`` for a byte that was
+    not UTF-8, ``\\uXXXX`` for any other).
 
-    >>> storable("a\\ud800b")
-    'a\ufffdb'
+    >>> storable("a\\ud800b"), storable("srv\\udcff")
+    ('a\\\\ud800b', 'srv\\\\xff')
     """
     if text is None:
         return None
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
+    return utf8_text(text)
 
 
 def visible(text: object, limit: int = TEXT_LIMIT) -> str:

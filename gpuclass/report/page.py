@@ -21,11 +21,14 @@ import io
 import math
 import os
 from collections.abc import Iterable, Mapping
-from typing import IO, Any
+from typing import TYPE_CHECKING, Any, IO
 
 from .assets import CSP, SCRIPT, STYLE
 from .escape import html_text
 from .summary import FleetSummary, fleet_summary
+
+if TYPE_CHECKING:
+    from ..policy import PolicyArg
 
 __all__ = ["render_html", "write_html_report", "CHART_GROUPS", "TABLE_ROWS", "FLAGGED_ROWS"]
 
@@ -298,7 +301,7 @@ def render_html(summary: FleetSummary, *, title: str = "GPU fleet report") -> st
 
 
 def write_html_report(reports: Iterable[Any], out: str | os.PathLike | IO[str] | None = None, *,
-                      policy: Any = None, currency: str | Mapping[str, str | None] | None = None,
+                      policy: PolicyArg = None, currency: str | Mapping[str, str | None] | None = None,
                       top: int = 50, title: str = "GPU fleet report") -> FleetSummary:
     """Summarise ``reports`` (:func:`~gpuclass.report.fleet_summary`) and write the page to
     ``out`` (a path, written whole at the end, or a text stream); return the summary."""

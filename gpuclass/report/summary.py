@@ -45,7 +45,7 @@ import re
 from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,6 +55,9 @@ from ..pcinames import near_miss
 from ..policy import compile_policy
 from .escape import storable
 from .prices import read_price, source_currency
+
+if TYPE_CHECKING:
+    from ..policy import PolicyArg
 
 __all__ = ["FleetSummary", "fleet_summary", "GROUP_COLUMNS", "CHEAPEST_COLUMNS"]
 
@@ -374,7 +377,7 @@ def _histogram(values: np.ndarray, max_bins: int = 40) -> tuple[np.ndarray, np.n
     return edges, counts
 
 
-def fleet_summary(reports: Iterable[ServerReport], *, policy: Any = None,
+def fleet_summary(reports: Iterable[ServerReport], *, policy: PolicyArg = None,
                   currency: str | Mapping[str, str | None] | None = None, top: int = 50,
                   keep_flagged: int = 1000) -> FleetSummary:
     """The fleet's figures from audit reports (read once, as they stream).

@@ -4,8 +4,10 @@ Four kinds of names go into the automaton, each spelled as space-delimited token
 
 - **supported**: the policy's card names and aliases, the pci.ids names of allowlisted
   devices, and the same names reordered or shortened where they still name exactly one
-  allowlisted card (``RTX 4000 Ada SFF``, ``RTX PRO 6000 Max-Q``, ``Small Form Factor``);
-- **unsupported**: pci.ids names of other GPUs of the policy's vendors (the traps) and
+  allowlisted card (``RTX 4000 Ada SFF``, ``RTX PRO 6000 Max-Q``, ``Small Form Factor``,
+  ``GeForce 1080 Ti``, ``NVIDIA 1080Ti``: a brand word for the series word);
+- **unsupported**: pci.ids names of other GPUs of the policy's vendors (the traps, shortened
+  as the supported names are: ``GeForce 1080 Mobile``) and
   look-alike suffixes of supported names (``... Mobile``, ``... Laptop GPU``, ``... Mining``);
 - **ambiguous**: a shortened name that could be an allowlisted card or another one;
 - **editions**: a shortened name that fits several allowlisted cards, all giving the
@@ -39,7 +41,7 @@ from .entries import (
     Entry,
 )
 from ..pcinames import unsupported_label
-from .names import MODEL, gpu_like, marketing_names, product_like
+from .names import MODEL, gpu_like, marketing_names, product_like, series_forms
 from .normalize import drop_memory, name_words, split_tokens, variants
 
 __all__ = ["SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "EDITIONS_TEXT", "ABSENT_MARK",
@@ -65,6 +67,8 @@ ABSENT_PHRASES = ("not included", "not incl", "not installed", "excluded", "excl
                   "add on", "addon", "compatible with", "room for", "space for", "slot for")
 # A card named next to these is a mining look-alike of its chip, not the card.
 VARIANT_WORDS = ("mining", "miner", "mining edition")
+# How a derived spelling was made (:meth:`_Builder.derived_forms`), the most telling first.
+_REORDERED, _BRANDED, _BARE = 0, 1, 2
 
 
 def _units(words: list[str]) -> list[tuple[str, ...]]:
@@ -150,6 +154,7 @@ class _Builder:
     def run(self) -> dict[str, int]:
         self.supported_names()
         self.original = list(self.supported)
+        self.shortenings = self.derived_forms()
         self.pci_traps()
         self.derived()
         self.lookalikes()
@@ -213,6 +218,12 @@ class _Builder:
                 if short != words:
                     forms.append(short)
                     self.traps.setdefault(" ".join(split_tokens(short)), e)
+                for form in list(forms):  # "GeForce 1080 Mobile", "1080 Ti 10GB": as a listing shortens them
+                    for alt in series_forms(form):
+                        alt_key = " ".join(alt)
+                        if alt_key not in self.supported:
+                            forms.append(alt)
+                            self.traps.setdefault(alt_key, e)
                 for form in forms:
                     for variant in self.trap_variants(form, near):
                         self.patterns.setdefault(variant, e)
@@ -241,24 +252,47 @@ class _Builder:
             for variant in self.trap_variants(head, near):
                 self.patterns.setdefault(variant, e)
 
-    def derived(self) -> None:
-        """Reordered and shortened spellings that name exactly one card (and no trap)."""
+    def derived_forms(self) -> dict[str, tuple[set[int], int]]:
+        """Reordered and shortened spellings of the supported names -> (the entries they
+        spell, how): the words after the model number reordered (:func:`reorders`:
+        ``_REORDERED``), the series word replaced by a brand word (``_BRANDED``:
+        :func:`~.names.series_forms`) or left out (``_BARE``).  Made before the traps, so that
+        a trap's shortened form never takes a card's (``GeForce GTX 1080 Ti 10GB`` without its
+        memory size is the card)."""
         cards = self.m.compiled.cards
-        owners: dict[str, set[int]] = {}
+        owners: dict[str, tuple[set[int], int]] = {}
         for key, e in self.supported.items():
             ci = self.entries[e].target
             family = set(str(cards[ci].get("family") or "").replace("-", " ").split())
-            for form in reorders(self.spellings[key], family):
-                owners.setdefault(form, set()).add(e)
-        for form, es in owners.items():
+            forms = reorders(self.spellings[key], family)
+            for form in forms:
+                owners.setdefault(form, (set(), _REORDERED))[0].add(e)
+            for base in (self.spellings[key], *(f.split() for f in forms)):
+                branded = {" ".join(w) for w in series_forms(base, bare=False)}
+                for alt in series_forms(base):
+                    form = " ".join(alt)
+                    es, how = owners.get(form, (set(), _BARE))
+                    es.add(e)
+                    owners[form] = (es, min(how, _BRANDED if form in branded else _BARE))
+        return owners
+
+    def derived(self) -> None:
+        """Reordered and shortened spellings that name exactly one card (and no trap); those
+        with a brand word for the series word in every spacing (``GeForce 1080Ti``).  A bare
+        model number and word (``1080 Ti``) is not counted: any word may stand before it
+        (``MGTX 1080 Ti``); it only keeps a trap from taking the card's name."""
+        for form, (es, how) in self.shortenings.items():
             targets = {self.entries[e].target for e in es}
-            if len(targets) != 1 or form in self.supported or form in self.traps:
+            if how == _BARE or len(targets) != 1 or form in self.supported or form in self.traps:
                 continue
             e = min(es)
             self.supported[form] = e
             self.spellings[form] = form.split()
-            for variant in variants(form.split(), full=False):
+            for variant in variants(form.split(), full=how == _BRANDED):
                 self.patterns.setdefault(variant, e)
+            if how == _REORDERED:
+                for variant in head_spacings(form.split()):
+                    self.patterns.setdefault(variant, e)
 
     def lookalikes(self) -> None:
         for key, se in list(self.supported.items()):
@@ -271,7 +305,8 @@ class _Builder:
                 self.lookalike.add(e)
                 if suffix == "Mining":
                     self.m.variant_of.setdefault(se, e)
-                for variant in self.trap_variants(words, True):
+                # every spacing, and (a long name has only some) the glued heads a card has
+                for variant in (*self.trap_variants(words, True), *head_spacings(split_tokens(words))):
                     self.patterns.setdefault(variant, e)
 
     def shortened(self) -> None:
@@ -309,13 +344,37 @@ class _Builder:
         out = []
         forms = [words]
         bare = drop_memory(split_tokens(words))
-        if bare != split_tokens(words) and len(bare) >= 2 and " ".join(bare) not in self.supported:
+        if bare != split_tokens(words) and len(bare) >= 2 and not self.a_card(" ".join(bare)):
             forms.append(bare)
         for form in forms:
             for variant in variants(form, full=full):
-                if " ".join(split_tokens(variant.split())) not in self.supported:
+                if not self.a_card(" ".join(split_tokens(variant.split()))):
                     out.append(variant)
         return out
+
+    def a_card(self, key: str) -> bool:
+        """Whether canonical tokens ``key`` spell a supported name, or one shortened without
+        its series word (counted or bare) that names one card."""
+        if key in self.supported:
+            return True
+        derived = self.shortenings.get(key)
+        return (derived is not None and derived[1] != _REORDERED
+                and len({self.entries[e].target for e in derived[0]}) == 1)
+
+
+def head_spacings(tokens: list[str]) -> list[str]:
+    """A name's tokens with those up to its model number in every spacing and the rest as
+    they are (``rtx4000 small form factor``): how a listing glues a reordered name.
+
+    >>> head_spacings(["rtx", "4000", "ada", "sff"])
+    ['rtx 4000 ada sff', 'rtx4000 ada sff']
+    """
+    first = next((i for i, t in enumerate(tokens) if MODEL.fullmatch(t)), None)
+    if first is None:
+        return []
+    head, tail = tokens[:first + 1], tokens[first + 1:]
+    return [" ".join(["".join(t + s for t, s in zip(head, seps)) + head[-1], *tail])
+            for seps in itertools.product((" ", ""), repeat=len(head) - 1)]
 
 
 def collect(matcher: Any, db: Any) -> tuple[dict[str, int], set[int]]:
@@ -351,17 +410,23 @@ def markers(entries: list[Entry]) -> dict[str, int]:
 
 
 def overlap_free(entries: list[Entry], patterns: dict[str, int]) -> bool:
-    """True when no non-supported name starts inside a supported one and ends past it."""
-    heads: set[tuple[str, ...]] = set()
+    """True when no non-supported name starts inside a supported one and ends past it,
+    unless the two together are a name of their own (``gtx 1080`` and ``1080 ti 10 gb`` in
+    ``gtx 1080 ti 10 gb``): a leftmost-longest scan then finds that one from the supported
+    name's start, as resolving every hit would."""
+    heads: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
     for pattern, e in patterns.items():
         if entries[e].kind != SUPPORTED_TEXT:
             toks = tuple(pattern.split())
-            heads.update(toks[:k] for k in range(1, len(toks)))
+            for k in range(1, len(toks)):
+                heads.setdefault(toks[:k], []).append(toks)
     for pattern, e in patterns.items():
         if entries[e].kind == SUPPORTED_TEXT:
             toks = tuple(pattern.split())
-            if any(toks[k:] in heads for k in range(1, len(toks))):
-                return False
+            for k in range(1, len(toks)):
+                for trap in heads.get(toks[k:], ()):
+                    if " ".join(toks[:k] + trap) not in patterns:
+                        return False
     return True
 
 

@@ -4,6 +4,8 @@
 ['Quadro RTX 6000', 'Quadro RTX 8000']
 >>> gpu_like(["quadro", "rtx", "6000"]), gpu_like(["mcp51", "ethernet", "controller"])
 (True, False)
+>>> series_forms(["gtx", "1080", "ti"])
+[['geforce', '1080', 'ti'], ['nvidia', '1080', 'ti'], ['1080', 'ti']]
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from ..pcinames import marketing_name
 from .normalize import drop_memory, name_words, split_tokens
 
-__all__ = ["MODEL", "marketing_names", "product_like", "gpu_like"]
+__all__ = ["MODEL", "OPTIONAL_SERIES", "marketing_names", "product_like", "gpu_like", "series_forms"]
 
 MODEL = re.compile(r"[0-9]{3,}")
 
@@ -66,3 +68,26 @@ def gpu_like(words: list[str]) -> bool:
     return any(w in _GPU_SERIES or _DC_MODEL.match(w) for w in words)
 
 
+
+
+# Series words a listing may leave out before the model number, writing a brand word in
+# their place ("GeForce 1080 Ti", "NVIDIA 1080Ti" for the GeForce GTX 1080 Ti).  Only GTX:
+# "RTX 6000" without its series word is "6000", also the Quadro 6000's.
+OPTIONAL_SERIES = frozenset({"gtx"})
+_BRAND_WORDS = ("geforce", "nvidia")
+
+
+def series_forms(words: list[str], bare: bool = True) -> list[list[str]]:
+    """Spellings of a name (:func:`~.normalize.name_words`) without its optional series word:
+    a brand word in its place, and (``bare``) no word at all where what is left still reads
+    as a product (a model number and a word that is not a memory size: ``1080 ti``, never a
+    bare ``1080``, which a resolution such as ``1920 x 1080`` holds too)."""
+    tokens = split_tokens(words)
+    if len(tokens) < 2 or tokens[0] not in OPTIONAL_SERIES or not MODEL.fullmatch(tokens[1]):
+        return []
+    rest = tokens[1:]
+    out = [[brand, *rest] for brand in _BRAND_WORDS]
+    kept = drop_memory(rest)
+    if bare and len(kept) >= 2 and any(not t.isdigit() for t in kept):
+        out.append(rest)
+    return out

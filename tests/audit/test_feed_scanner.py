@@ -304,3 +304,22 @@ def test_a_limit_hands_over_that_many_and_resumes_where_it_stopped(scan):
             break
     assert text[pos] == "]" and got == [narrow(r) for r in recs]
     assert scan(text, 1, FIELDS, 0) == ([], 1)
+
+
+@SETTINGS
+@given(st.integers(0, 5), st.integers(1, 3000), st.booleans(), st.integers(64, 1024), st.integers(16, 2048))
+def test_records_past_the_record_limit_read_the_same_with_and_without_the_scanner(
+        scan, monkeypatch_module, at, size, closed, limit, chunk):
+    """A record longer than the limit on one record (issue 28: bounded record buffers),
+    closed or never closed, anywhere in the feed and at any read size: the same rows and
+    errors with the scanner as with json alone."""
+    records = [json.dumps({"id": i, "description": ["1x GTX 1080"]}) for i in range(6)]
+    long = '{"id": 99, "description": ["' + "GTX 1080 " * (size // 9)
+    records.insert(at, long + ('"]}' if closed else ""))
+    data = ("[" + ", ".join(records if closed else records[:at + 1]) + ("]" if closed else "")).encode()
+    with pytest.MonkeyPatch.context() as mp:  # the limit set for this example only
+        mp.setattr(A.ingest.text, "MAX_RECORD", limit)
+        with_scanner = read(data, FIELDS, chunk, monkeypatch_module)
+        assert with_scanner == read(data, None, chunk, monkeypatch_module)
+    rows = [row for row, _, _ in with_scanner]
+    assert rows == list(range(1, len(rows) + 1))

@@ -10,6 +10,7 @@ import io
 import json
 import lzma
 import os
+import re
 import tarfile
 import zipfile
 
@@ -401,17 +402,23 @@ def test_a_quote_in_a_device_table_swallows_no_row_even_where_another_closes_it(
     p = tmp_path / "ids.csv"
     p.write_text("\n".join(lines) + "\n")
     reports = list(audit_paths([p]))
-    assert {r.server for r in reports} == {f"srv{i:02d}" for i in range(12)} | {None}
+    # the two rows with a quote are flagged under the server they name (issue 28: they
+    # used to lose it and read "row has no server name")
+    assert {r.server for r in reports} == {f"srv{i:02d}" for i in range(12)}
     assert sum(r.rows for r in reports) == 24
-    assert sum("stray quote" in "; ".join(r.problems) for r in reports) == 2
+    flagged = {r.server: "; ".join(r.problems) for r in reports if r.problems}
+    assert set(flagged) == {"srv02", "srv09"}
+    assert all("stray quote" in t and "no server name" not in t for t in flagged.values())
 
 
 def test_a_field_larger_than_the_csv_limit_is_a_flagged_row(tmp_path):
     p = write_csv(tmp_path / "x.csv", ROWS[:2] + [("big", "GTX 1080 " * 20000, 1)] + ROWS[2:4])
     reports = list(audit_paths([p]))
-    assert [r.server for r in reports] == [str(ROWS[0][0]), str(ROWS[1][0]), None, str(ROWS[2][0]),
+    # flagged under the server id its line gives (issue 28: it lost it)
+    assert [r.server for r in reports] == [str(ROWS[0][0]), str(ROWS[1][0]), "big", str(ROWS[2][0]),
                                            str(ROWS[3][0])]
     assert "larger than the csv module's limit" in reports[2].problems[0]
+    assert re.search(r"at line [0-9]+, field 2 \('description'\)", reports[2].problems[0])
 
 
 def test_a_semicolon_csv_is_refused_before_any_output(tmp_path):

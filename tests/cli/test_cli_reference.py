@@ -1,9 +1,11 @@
-"""The README's CLI reference is what ``--help`` prints (tools/cli_reference.py writes it)."""
+"""The docs' command pages hold what ``--help`` prints (tools/cli_reference.py writes them)."""
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+
+import pytest
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "cli_reference.py"
 
@@ -15,12 +17,14 @@ def _tool():
     return mod
 
 
-def test_the_readme_reference_is_regenerated_from_help():
+@pytest.mark.parametrize("page", sorted(_tool().pages()))
+def test_each_command_page_is_regenerated_from_help(page):
     tool = _tool()
-    text = tool.README.read_text(encoding="utf-8")
-    block = tool.current(text)
-    assert block is not None, "README.md lost its CLI reference markers"
-    assert block == tool.reference(), "README.md is stale: run python tools/cli_reference.py"
+    path = tool.PAGES / page
+    assert path.exists(), f"{path} is missing: run python tools/cli_reference.py"
+    block = tool.current(path.read_text(encoding="utf-8"))
+    assert block is not None, f"{path} lost its CLI reference markers"
+    assert block == tool.reference(page), f"{path} is stale: run python tools/cli_reference.py"
 
 
 def test_the_reference_covers_every_command_and_action():
@@ -29,7 +33,14 @@ def test_the_reference_covers_every_command_and_action():
     tool = _tool()
     shown = [" ".join(argv) for argv in tool.invocations()]
     assert set(COMMANDS) <= set(shown) and {"db info", "db compile", "policy show"} <= set(shown)
-    block = tool.reference()
     for name in COMMANDS:
-        assert f"### `gpuclass {name}`" in block
-    assert block.count("Exit codes:") >= len(COMMANDS)
+        block = tool.reference(f"{name}.md")
+        assert f"## `gpuclass {name}`" in block
+        assert "Exit codes:" in block
+    assert tool.main(["--check"]) == 0
+
+
+def test_the_readme_links_every_command_page():
+    readme = (TOOL.parents[1] / "README.md").read_text(encoding="utf-8")
+    for page in _tool().pages():
+        assert f"docs/commands/{page}" in readme, page

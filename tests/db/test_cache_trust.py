@@ -253,9 +253,13 @@ def test_the_directories_above_count_too(tmp_path, monkeypatch):
 def test_the_cache_dir_is_created_private(tmp_path, monkeypatch):
     ids = tmp_path / "pci.ids"
     ids.write_bytes(IDS)
-    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path / "new" / "gpuclass"))
+    # the default cache's two levels, made in an existing home (nothing above them: issue 28)
+    monkeypatch.delenv("GPUCLASS_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
     PciDatabase.load(ids)
-    for d in (tmp_path / "new", tmp_path / "new" / "gpuclass"):
+    for d in (tmp_path / "home" / ".cache", tmp_path / "home" / ".cache" / "gpuclass"):
         assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
 
 

@@ -56,11 +56,21 @@ def _temps(cdir) -> list[str]:
 # -- cache ------------------------------------------------------------------------------
 
 def test_missing_cache_dir_is_created(ids, tmp_path, monkeypatch):
-    cdir = tmp_path / "a" / "b" / "cache"
+    cdir = tmp_path / "cache"
     monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(cdir))
     _right(PciDatabase.load(ids))
     assert len(_caches(cdir)) == 1
     _right(PciDatabase.load(ids))  # and used
+
+
+def test_cache_dir_whose_parents_are_missing_is_not_created(ids, tmp_path, monkeypatch):
+    """Only the cache directory itself is made, never folders above it (issue 28): the
+    database is parsed without a cache."""
+    cdir = tmp_path / "a" / "b" / "cache"
+    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(cdir))
+    db = PciDatabase.load(ids)
+    _right(db)
+    assert db.cache_refused and not (tmp_path / "a").exists()
 
 
 def test_cache_dir_is_a_file(ids, tmp_path, monkeypatch):

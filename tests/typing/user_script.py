@@ -48,6 +48,13 @@ def audit(paths: list[Path]) -> int:
     return capable
 
 
+def device_table(columns: dict[str, list[str]]) -> int:
+    audited: gpuclass.AuditTable = gpuclass.audit_table(columns)
+    rows: int = audited.to_pandas().shape[0]
+    flat_rows: int = audited.flat().num_rows
+    return rows + flat_rows + len(audited)
+
+
 def validate(pod: str) -> bool:
     verdict: gpuclass.PodValidation = gpuclass.validate_pod(pod)
     return verdict.valid

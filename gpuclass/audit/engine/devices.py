@@ -32,7 +32,7 @@ size costs ten times as much.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from ... import constants as C
 from ..._native import audit_columns, cell_text, core, key_column, problem_text
 from ..ingest.arrow import device_arrays
 from ..pool import iota, pooled_empty
+
+if TYPE_CHECKING:
+    from ...records import DeviceNames
 
 __all__ = ["Runs", "DeviceEngine", "audit_batches", "group_runs", "merge_runs"]
 
@@ -330,7 +333,7 @@ class DeviceEngine:
                     _joined([p.unsupported_run + off for p, off in zip(parts, offsets)]),
                     _joined([p.unsupported_ids for p in parts]))
 
-    def result(self, source: str, db: Any = None):
+    def result(self, source: str, db: DeviceNames | None = None):
         """The per-server :class:`~gpuclass.audit.results.table.AuditTable` of what was fed."""
         from ..results.table import AuditTable
 

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,10 +23,13 @@ from ..render import (EMPTY_DUMP, cannot_read, card_entries, conflicts, finish, 
                       unsupported_entries)
 from ..results.reports import ServerReport
 
+if TYPE_CHECKING:
+    from ...policy import PolicyArg
+
 __all__ = ["audit_lspci_dumps"]
 
 
-def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, policy: Any = None,
+def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, policy: PolicyArg = None,
                       source: str = "lspci") -> Iterator[ServerReport]:
     """One report per ``(server, lspci text)``; an exception in place of the text flags the row."""
     compiled = compile_policy(policy)

@@ -3,8 +3,9 @@
 Cards come from the description (the information lines count only when it names
 none: a listing often repeats the card there, and that is one card, not two); a
 record without a description, a ``GPU`` special with no recognisable card, a name
-that does not say which card, and an id seen before in the same source are
-problems.  A name that fits several allowlisted editions of equal slices counts,
+that does not say which card, a name that reads as a card only with look-alike letters
+of another script taken as Latin (not counted), and an id seen before in the same
+source are problems.  A name that fits several allowlisted editions of equal slices counts,
 with a problem naming the editions.  Text is matched by :mod:`gpuclass.textmatch`;
 cards are counted per report as the matches name them (no numpy on this path: a small
 feed audits in the time a script takes to start).
@@ -23,11 +24,12 @@ from collections.abc import Iterable, Iterator
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from ...policy import PolicyArg
     from typing import Any
 
 from ...textmatch.matcher import AMBIGUOUS_TEXT, EDITIONS_TEXT, SUPPORTED_TEXT, UNSUPPORTED_TEXT
 from ..render import (GPU_SPECIAL, NO_DESCRIPTION, NO_ID, ambiguous, card_entries, conflicts, duplicate_id, editions,
-                      finish, unsupported_entries)
+                      finish, look_alike_letters, unsupported_entries)
 from ..results.columns import PASSTHROUGH
 from ..results.listing import ReportBatch, SharedOutcome
 from ..results.reports import ServerReport, passthrough
@@ -68,7 +70,7 @@ class TextAuditor:
     # the keys of a record that a report reads (a reader may hand over only these)
     FIELDS = ("id", "server", "description", "information", "specials", *PASSTHROUGH)
 
-    def __init__(self, policy: Any = None, matcher: Any = None) -> None:
+    def __init__(self, policy: PolicyArg = None, matcher: Any = None) -> None:
         from ...textmatch import TextMatcher, default_matcher
 
         if matcher is None:
@@ -82,6 +84,8 @@ class TextAuditor:
         # mentions (entry, count, words); what a text says -> its outcome
         self._known: dict[tuple, SharedOutcome] = {}
         self._line_mentions: dict[str, tuple[tuple[int, int, str], ...]] = {}
+        # a line that names a card only with look-alike letters of another script -> its problems
+        self._line_flags: dict[str, tuple[str, ...]] = {}
         self._outcomes: dict[tuple, SharedOutcome] = {}
 
     def reports(self, items: Iterable[tuple[int, str, Any, str | None]]) -> Iterator[ServerReport]:
@@ -109,7 +113,10 @@ class TextAuditor:
         for row, source, rec, error in batch:
             if error is not None or not isinstance(rec, dict):
                 why = error or f"malformed record: {type(rec).__name__}, expected an object"
-                out.append(finish(ServerReport(row, source, None, problems=[why])))
+                # a flagged row keeps the server id it still has (a CSV row's, stray quote and all)
+                sid = rec.get("id") if error is not None and isinstance(rec, dict) else None
+                out.append(finish(ServerReport(row, source, sid if isinstance(sid, str) and sid else None,
+                                               problems=[why])))
                 continue
             sid = rec["id"] if "id" in rec else rec.get("server")
             problems: list[str] | None = None  # the record's own (made where it has one)
@@ -165,18 +172,17 @@ class TextAuditor:
         if new:
             if len(lines) + len(new) > _KNOWN:
                 lines.clear()
+                self._line_flags.clear()
                 new = list(dict.fromkeys(line for _, _, desc, info, *_ in todo for line in (*desc, *info)))
-            matches = self.matcher.find_many(new)
-            found: list[list[tuple[int, int, str]]] = [[] for _ in new]
-            for rec_i, ent, count, words in zip(matches.records, matches.entries, matches.counts, matches.text):
-                found[rec_i].append((ent, count, words))
-            lines.update(zip(new, map(tuple, found)))
+            lines.update(zip(new, self._mentions(new)))
+            self._look_alikes([line for line in new if not line.isascii()])
         known, outcomes = self._known, self._outcomes
         if len(known) + len(todo) > _KNOWN:
             known.clear()
         if len(outcomes) > _KNOWN:
             outcomes.clear()
         mentions, chain = lines.__getitem__, itertools.chain.from_iterable
+        flags = self._line_flags
         for i, key, desc, info, specials, row, source, server, problems, rec in todo:
             well_typed = type(key) is tuple
             done = known.get(key) if well_typed else None  # the same text earlier in the batch
@@ -184,10 +190,13 @@ class TextAuditor:
                 # Cards come from the description; the notes count only when it names none
                 # (a listing often repeats the card there).
                 hits = tuple(chain(map(mentions, desc)))
+                read = desc
                 if not hits:
                     hits = tuple(chain(map(mentions, info)))
+                    read = (*desc, *info)
+                notes = tuple(chain(flags.get(line, ()) for line in read)) if flags else ()
                 told = (hits, well_typed and not any(map(str.strip, desc)),
-                        not hits and any(s.strip().lower() == "gpu" for s in specials))
+                        not hits and any(s.strip().lower() == "gpu" for s in specials), notes)
                 done = outcomes.get(told)
                 if done is None:
                     done = outcomes[told] = SharedOutcome(self._outcome(*told), self.card_ids)
@@ -196,8 +205,54 @@ class TextAuditor:
             out[i] = ((row, source, server, done, rec) if not problems
                       else done.report_for(row, source, server, problems, passthrough(rec)))
 
+    def _mentions(self, texts: list[str]) -> list[tuple[tuple[int, int, str], ...]]:
+        """The mentions ``(entry, count, words)`` of each text (one automaton pass)."""
+        matches = self.matcher.find_many(texts)
+        found: list[list[tuple[int, int, str]]] = [[] for _ in texts]
+        for rec_i, ent, count, words in zip(matches.records, matches.entries, matches.counts, matches.text):
+            found[rec_i].append((ent, count, words))
+        return [tuple(f) for f in found]
+
+    def _look_alikes(self, texts: list[str]) -> None:
+        """Flag the lines (not ASCII) that name a card only once their look-alike letters of
+        another script are read as Latin (``RТX 6000 Ada`` with a Cyrillic Т): the names that
+        reading adds are problems, and what the line names only as written (``GTX 1080`` of
+        ``GTX 1080 Ті``) no longer counts; the rest of the line counts as it is."""
+        from ...textmatch.normalize import confusable_reading
+
+        readings = {}
+        for text in texts:
+            r = confusable_reading(text)
+            if r is not None:
+                readings[text] = r
+        if not readings:
+            return
+        import unicodedata
+
+        lines, entries = self._line_mentions, self.matcher.entries
+        read = self._mentions([reading for reading, _ in readings.values()])
+        for (text, (_, letters)), as_read in zip(readings.items(), read):
+            as_written = list(lines[text])
+            if sorted(as_read) == sorted(as_written):
+                continue  # the letters are in no name (a word of Russian): nothing to tell
+            said = ", ".join(f"U+{ord(c):04X} ({unicodedata.name(c, '?')})" for c in letters)
+            added, kept, lost = list(as_read), [], []
+            for hit in as_written:
+                if hit in added:
+                    added.remove(hit)
+                    kept.append(hit)
+                else:
+                    lost.append(hit)
+            lines[text] = tuple(kept)
+            flagged = [(words, entries[ent].label or entries[ent].name) for ent, _, words in added]
+            # a name the reading changes rather than makes ("GTX 1080" of "GTX 1080 Ti"), or
+            # takes away (an aside: "not included" with a Cyrillic o)
+            flagged += [(words, None) for _, _, words in lost
+                        if not any(f" {words} " in f" {more} " for more, _ in flagged)]
+            self._line_flags[text] = tuple(look_alike_letters(words, name, said) for words, name in flagged)
+
     def _outcome(self, hits: tuple[tuple[int, int, str], ...], no_description: bool,
-                 gpu_special: bool) -> ServerReport:
+                 gpu_special: bool, notes: tuple[str, ...] = ()) -> ServerReport:
         """What a record's text says (its cards, unsupported GPUs and text problems), as a
         finished report of no server, from its mentions ``(entry, count, words)``: shared
         by every record whose text says the same."""
@@ -226,12 +281,13 @@ class TextAuditor:
                                {c: "; ".join(t) for c, t in evidence.items()})
         r.problems.extend(conflicts(self.compiled, [c for c, k in per_card.items() if k]))
         unsupported_entries(r, unsupported)
+        r.problems.extend(notes)
         if gpu_special:
             r.problems.append(GPU_SPECIAL)
         return finish(r)
 
 
-def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "records",
+def audit_records(records: Iterable[Any], *, policy: PolicyArg = None, source: str = "records",
                   matcher: Any = None) -> Iterator[ServerReport]:
     """One report per auction-like record (a dict with ``id``, ``description`` ...).
 
@@ -243,7 +299,7 @@ def audit_records(records: Iterable[Any], *, policy: Any = None, source: str = "
     return auditor.reports(items)
 
 
-def audit_texts(texts: Iterable[tuple[Any, Any]], *, policy: Any = None, source: str = "texts",
+def audit_texts(texts: Iterable[tuple[Any, Any]], *, policy: PolicyArg = None, source: str = "texts",
                 matcher: Any = None) -> Iterator[ServerReport]:
     """One report per ``(server, text)`` pair (a text column of a table).
 

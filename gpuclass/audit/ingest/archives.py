@@ -106,10 +106,15 @@ def _opener(path: str) -> Callable[[], IO[bytes]]:
     return lambda: open_input(path, "audit member", follow=False)
 
 
-def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> Iterator[Member]:
-    """Members of a tar stream, read in order (each opened before the next is asked for)."""
+def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int],
+             counted: bool | None = None) -> Iterator[Member]:
+    """Members of a tar stream, read in order (each opened before the next is asked for).
+    ``counted``: the stream is expanded from a compressed one that counts every byte (the
+    members' too) against the limits (by default: whether ``stream`` is a ``Bounded``)."""
     import tarfile
 
+    if counted is None:
+        counted = isinstance(stream, Bounded)
     try:
         tf = tarfile.open(fileobj=stream, mode="r:" if stream.seekable() else "r|")
     except (tarfile.TarError, *decompress_errors()) as exc:
@@ -137,7 +142,7 @@ def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int]) -> 
             if info.isdir():
                 continue
             if info.isfile() or info.islnk():
-                yield Member(info.name, _tar_opener(tf, info, f"{name}:{info.name}", limits, total),
+                yield Member(info.name, _tar_opener(tf, info, f"{name}:{info.name}", limits, total, counted),
                              size=info.size)
             elif info.issym():
                 yield Member(info.name, skipped=f"a symlink to {info.linkname!r} (not followed)")
@@ -166,7 +171,7 @@ def _check_tar_end(tf: tarfile.TarFile, stream: IO[bytes], name: str, last: str 
 
 
 def _tar_opener(tf: tarfile.TarFile, info: tarfile.TarInfo, name: str, limits: Limits,
-                total: list[int]) -> Callable[[], IO[bytes]]:
+                total: list[int], counted: bool) -> Callable[[], IO[bytes]]:
     import tarfile
 
     def open_member() -> IO[bytes]:
@@ -176,7 +181,9 @@ def _tar_opener(tf: tarfile.TarFile, info: tarfile.TarInfo, name: str, limits: L
             raise SourceError(name, None, f"cannot read member: {exc}") from None
         if fh is None:
             raise SourceError(name, None, "cannot read member: not a file")
-        return Bounded(fh, name, limits, None, total)
+        # a compressed tar's stream counts every byte it expands, the members' among them:
+        # counted again here they would count twice (a 130x archive refused as 260x)
+        return Bounded(fh, name, limits, None, None if counted else total)
     return open_member
 
 
@@ -253,6 +260,11 @@ def _zip_opener(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, limits: L
             fh = zf.open(info)
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError, *decompress_errors()) as exc:
             raise SourceError(name, None, f"cannot read member: {exc}") from None
-        size = max(info.compress_size, 1)
-        return Bounded(fh, name, limits, lambda: size, total)
+        start, size = info.header_offset, info.compress_size
+
+        def consumed() -> int:
+            # the archive's compressed bytes read so far (members are read in order): the
+            # ratio is the archive's, expanded so far over read so far, checked piece by piece
+            return max(start + size - getattr(fh, "_compress_left", 0), 1)
+        return Bounded(fh, name, limits, consumed, total)
     return open_member

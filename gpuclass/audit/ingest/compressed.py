@@ -63,6 +63,9 @@ def archive_kind(head: bytes) -> str | None:
     return None
 
 
+_PIECE = 1 << 20  # bytes expanded at a time before the limits are checked again
+
+
 class Bounded(io.RawIOBase):
     """A readable (and seekable, where the inner stream is) view of ``inner`` that stops
     past the limits.  ``consumed`` returns how many compressed bytes were read so far
@@ -97,18 +100,47 @@ class Bounded(io.RawIOBase):
         self._count(out)
         return out
 
+    def read(self, size: int = -1) -> bytes:
+        """Up to ``size`` bytes (all, where negative), taken from ``inner`` a piece of at
+        most ``_PIECE`` at a time, each counted before the next is expanded: a bomb is
+        refused after one piece past the limit, whatever size its reader asks for (tarfile
+        asks for a whole member at once), and nothing larger is held before the check."""
+        pieces = []
+        left = size if size is not None and size >= 0 else -1
+        while left:
+            piece = self._piece(_PIECE if left < 0 else min(left, _PIECE))
+            if not piece:
+                break
+            pieces.append(piece)
+            if left > 0:
+                left -= len(piece)
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
     def readinto(self, b) -> int:
+        view = memoryview(b).cast("B")
+        n = 0
+        while n < len(view):
+            piece = self._piece(min(len(view) - n, _PIECE))
+            if not piece:
+                break
+            view[n:n + len(piece)] = piece
+            n += len(piece)
+        return n
+
+    def _piece(self, size: int) -> bytes:
         try:
-            data = self.inner.read(len(b))
+            data = self.inner.read(size)
         except SourceError as exc:
             raise SourceError(self.name, None, exc.reason) from None
         except _damaged() as exc:
             raise SourceError(self.name, None, f"damaged data: {exc}") from None
         n = len(data)
-        b[:n] = data
         if n:
             self._count(self.high + n if not self.inner.seekable() else self.inner.tell())
-        return n
+        return data
 
     def _count(self, pos: int) -> None:
         if pos <= self.high:

@@ -14,6 +14,7 @@ engine, the one every device table reaches.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator, Sequence
 
 TYPE_CHECKING = False
@@ -24,85 +25,152 @@ from ...errors import InputError
 from ..results.columns import PASSTHROUGH
 from . import columns
 from .columns import DEVICE_FIELDS, SERVER_COLUMNS, TEXT_COLUMNS, device_columns, pick_column
-from .text import Reader
+from .text import MAX_RECORD, LongLine, Reader
 
 __all__ = ["BadCsvRow", "CsvRows", "csv_rows", "check_header", "iter_text_csv", "device_batches"]
 
 
 class BadCsvRow(list):
-    """A CSV row the csv module could not split (kept, so that it becomes a flagged row)."""
+    """A CSV row the csv module could not split (kept, so that it becomes a flagged row).
 
-    def __init__(self, problem: str) -> None:
-        super().__init__()
+    It holds the cells that could still be read from its line (a stray quote's line
+    split as if the quote were a character: the server id before or after it kept), and
+    ``problem`` says where (line, field) and why."""
+
+    def __init__(self, problem: str, cells: Sequence[str] = ()) -> None:
+        super().__init__(cells)
         self.problem = problem
 
+    limit = False  # whether a field over the csv module's limit made it
 
+
+_QUOTE_OR_COMMA = re.compile(r'[",]')
 _MAX_SPAN_LINES = 10_000   # a quoted field may run over this many lines, no more
-_MAX_SPAN_CHARS = 1 << 20
+_MAX_SPAN_CHARS = 16 << 20  # ... and this many characters (held to be read back as rows)
+
+
+def _salvage(line: str, width: int | None) -> list[str]:
+    """The cells of a line with a stray quote, as far as they can be read: split by the
+    csv module, and a last cell that swallowed the rest of the line (an unclosed quote)
+    split again at its commas, where the row is short of the header's width."""
+    text = line.rstrip("\r\n")
+    try:
+        cells = next(csv.reader([text]), [])
+    except csv.Error:
+        cells = text.split(",")
+    if cells and (width is None or len(cells) < width) and "," in cells[-1]:
+        cells = cells[:-1] + cells[-1].split(",")
+    return [c.strip('"') for c in cells]
 
 
 class CsvRows:
     """CSV rows of a text stream, each from its own physical record.
 
     A row the csv module rejects (a bare carriage return in an unquoted field, a
-    field larger than its limit) is a :class:`BadCsvRow`.  A quote that opens a field
-    and never closes it, or a stray one, would make the csv module read every line
-    after it into one field: where the lines up to the closing quote do not give a
-    row of the header's width, the line with the quote alone is a bad row and the
-    lines after it are read as rows of their own.  Where no field may span lines
-    (``one_line``: a device table's IDs and names), a line with an odd number of quotes
-    is a bad row at once.
+    field larger than its limit) is a :class:`BadCsvRow` naming its line and field; a
+    quoted field over the limit is one bad row however many lines it spans (never rows
+    made of its lines).  A quote that opens a field and never closes it, or a stray one,
+    would make the csv module read every line after it into one field: where the lines
+    up to the closing quote do not give a row of the header's width, the line with the
+    quote alone is a bad row and the lines after it are read as rows of their own.  Where
+    no field may span lines (``one_line``: a device table's IDs and names), a line with
+    an odd number of quotes is a bad row at once.  A bad row keeps the cells its line
+    still gives (:func:`_salvage`), the server id among them.
     """
 
     def __init__(self, reader: Reader) -> None:
         self.lines = reader.lines()
-        self.pending: list[str] = []   # lines read ahead, next first (reversed)
+        self.pending: list[tuple[int, str]] = []  # lines read ahead, next first (reversed)
         self.width: int | None = None  # the header's, once read
+        self.header: list[str] | None = None
         self.one_line = False          # may be set once the header is read
+        self.lineno = 0                # of the last line read
 
-    def _next_line(self) -> str | None:
+    def _next_line(self) -> tuple[int, str] | None:
         if self.pending:
             return self.pending.pop()
-        return next(self.lines, None)
+        line = next(self.lines, None)
+        if line is None:
+            return None
+        self.lineno += 1
+        return self.lineno, line
+
+    def _stray(self, at: int, line: str) -> BadCsvRow:
+        return BadCsvRow(f"line {at}: unterminated or stray quote: {line.strip()[:80]!r}",
+                         _salvage(line, self.width))
 
     def __iter__(self) -> Iterator[list[str]]:
         while True:
-            line = self._next_line()
-            if line is None:
+            got = self._next_line()
+            if got is None:
                 return
-            if line.count('"') % 2 == 0:
+            at, line = got
+            if isinstance(line, LongLine):  # past the limit on a record: read past, not held
+                yield BadCsvRow(f"line {at}: a line of {line.size} characters, longer than the "
+                                f"limit on one record ({MAX_RECORD})", _salvage(line, self.width))
+                continue
+            quotes = line.count('"')
+            if quotes % 2 == 0:
                 if line.strip():  # a blank line is no row (as the csv module's DictReader has it)
-                    yield self._row(line)
+                    yield self._row(line, at)
                 continue
             if self.one_line:
-                yield BadCsvRow(f"unterminated or stray quote: {line.strip()[:80]!r}")
+                yield self._stray(at, line)
                 continue
-            record, extra = line, []
-            while record.count('"') % 2 and len(extra) < _MAX_SPAN_LINES and len(record) < _MAX_SPAN_CHARS:
+            parts, size = [line], len(line)
+            extra: list[tuple[int, str]] = []
+            while quotes % 2 and len(extra) < _MAX_SPAN_LINES and size < _MAX_SPAN_CHARS:
                 nxt = self._next_line()
                 if nxt is None:
                     break
                 extra.append(nxt)
-                record += nxt
-            if record.count('"') % 2 == 0:
-                cells = self._row(record)
+                parts.append(nxt[1])
+                quotes += nxt[1].count('"')
+                size += nxt[1].size if isinstance(nxt[1], LongLine) else len(nxt[1])
+            if quotes % 2 == 0:
+                cells = self._row("".join(parts), at)
+                if isinstance(cells, BadCsvRow) and cells.limit:
+                    yield cells  # a quoted field too large: one row, whatever its lines hold
+                    continue
                 if not isinstance(cells, BadCsvRow) and (self.width is None or len(cells) == self.width):
                     yield cells
                     continue
             self.pending.extend(reversed(extra))
-            yield BadCsvRow(f"unterminated or stray quote: {line.strip()[:80]!r}")
+            yield self._stray(at, line)
 
-    def _row(self, record: str) -> list[str]:
+    def _row(self, record: str, at: int) -> list[str]:
         try:
             cells = next(csv.reader([record]), [])
         except csv.Error as exc:
             msg = str(exc)
-            if "field limit" in msg:
+            limit = "field limit" in msg
+            if limit:
                 msg = f"a field larger than the csv module's limit ({csv.field_size_limit()} characters)"
-            return BadCsvRow(f"malformed CSV row: {msg}")
+            bad = BadCsvRow(f"malformed CSV row at {self._where(record, at, limit)}: {msg}",
+                            _salvage(record.split("\n", 1)[0], self.width) if limit else ())
+            bad.limit = limit
+            return bad
         if self.width is None:
-            self.width = len(cells)
+            self.width, self.header = len(cells), cells
         return cells
+
+    def _where(self, record: str, at: int, limit: bool) -> str:
+        """``line N`` and, for a field over the limit, ``field K ('name')``: the first
+        field whose text passes the limit, counted by a quote-aware split."""
+        where = f"line {at}"
+        if not limit:
+            return where
+        cap = csv.field_size_limit()
+        field, quoted, begin = 0, False, 0
+        for m in _QUOTE_OR_COMMA.finditer(record):
+            if m.group() == '"':
+                quoted = not quoted
+            elif not quoted:
+                if m.start() - begin > cap:
+                    break
+                field, begin = field + 1, m.end()
+        name = f" ({self.header[field]!r})" if self.header and field < len(self.header) else ""
+        return f"{where}, field {field + 1}{name}"
 
 
 def csv_rows(reader: Reader) -> Iterator[list[str]]:
@@ -129,8 +197,9 @@ def iter_text_csv(rows: Iterator[list[str]], header: list[str], source: str, tex
     low = [h.strip().lower() for h in header]
     extra = {k: low.index(k) for k in PASSTHROUGH + ("specials", "information") if k in low}
     for row, cells in enumerate(rows, 1):
-        if isinstance(cells, BadCsvRow):
-            yield row, source, None, cells.problem
+        if isinstance(cells, BadCsvRow):  # flagged, under the server id its line still gives
+            sid = cells[si].strip() if si is not None and si < len(cells) else ""
+            yield row, source, ({"id": sid} if sid else None), cells.problem
             continue
         if len(cells) != len(header):
             yield row, source, None, f"expected {len(header)} fields, got {len(cells)}"

@@ -23,11 +23,17 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ...lazy import compiled_function
-from .text import Reader
+from . import text
+from .text import LongLine, Reader
 
 __all__ = ["iter_feed", "iter_ndjson"]
 
-_MAX_RECORD = 64 << 20  # one feed record larger than this is malformed, not buffered on
+
+
+def too_long(size: int | None = None) -> str:
+    """The problem of a record over the limit (:data:`~.text.MAX_RECORD` characters)."""
+    what = f" ({size} characters)" if size else ""
+    return f"a record longer than {text.MAX_RECORD} characters{what}: not read (the limit on one record)"
 _SCAN = 256             # feed records the compiled scanner hands over at a time (few kept alive)
 _TOO_DEEP = "malformed JSON: nested deeper than the decoder reads"
 _TOO_LONG = "malformed JSON: an integer longer than Python reads (sys.get_int_max_str_digits())"
@@ -58,13 +64,21 @@ def iter_feed(reader: Reader, source: str,
     pos = 0
     row = 0
 
-    def fill() -> bool:
+    def fill(want: int = 1) -> bool:
+        """Read on until ``want`` more characters came (or the end): the reads joined
+        once, so that reading on across a long record copies the buffer once, not per read."""
         nonlocal buf, pos
         if reader.eof:
             return False
+        pieces = [buf[pos:]] if pos > len(buf) // 2 else [buf]
         if pos > len(buf) // 2:
-            buf, pos = buf[pos:], 0
-        buf += reader.read()
+            pos = 0
+        got = 0
+        while got < want and not reader.eof:
+            piece = reader.read()
+            pieces.append(piece)
+            got += len(piece)
+        buf = "".join(pieces)
         return True
 
     def skip_ws() -> str:
@@ -77,8 +91,17 @@ def iter_feed(reader: Reader, source: str,
             if not fill():
                 return ""
 
+    def more(start: int) -> None:
+        """Read on until the text from ``start`` is twice as long as now (or the limit, or
+        the end): a record cut off by a read is decoded again only after its text doubled,
+        so a long record costs linear time in all, not a decode per read."""
+        nonlocal pos
+        want = min(2 * (len(buf) - start) + 1, text.MAX_RECORD + 1)
+        fill(want - (len(buf) - start))
+
     def value() -> tuple[Any, str | None]:
-        """Decode the value at ``pos``: (value, None) or (None, error); reads on as needed."""
+        """Decode the value at ``pos``: (value, None) or (None, error); reads on as needed,
+        up to :data:`~.text.MAX_RECORD` characters (past it: the record is flagged)."""
         nonlocal pos
         last = None
         while True:
@@ -89,14 +112,16 @@ def iter_feed(reader: Reader, source: str,
             except RecursionError:
                 return None, _TOO_DEEP
             except json.JSONDecodeError as exc:
-                if reader.eof or len(buf) - pos > _MAX_RECORD:
+                if len(buf) - pos > text.MAX_RECORD:
+                    return None, too_long()
+                if reader.eof:
                     return None, f"malformed JSON: {exc.msg} at byte {exc.pos - pos} of the record"
                 key = (exc.msg, exc.pos)
                 if key == last and not exc.msg.startswith("Unterminated"):
                     # more text did not change the error: it is in the record itself
                     return None, f"malformed JSON: {exc.msg} at byte {exc.pos - pos} of the record"
                 last = key
-                fill()
+                more(pos)
             except ValueError:  # an integer longer than Python converts (not a decode error)
                 return None, _TOO_LONG
 
@@ -104,11 +129,17 @@ def iter_feed(reader: Reader, source: str,
         """Move ``pos`` to the next record after a malformed one at ``start``: an object
         with an "id" that begins a list element (after ',' or '['); False at the end."""
         nonlocal pos
-        pos = start  # the broken record stays in the buffer while the search reads on
+        pos = start
         at = start + 1
         while True:
             nxt = buf.find("{", at)
             if nxt < 0:
+                # nothing to resume at so far: only the last character that is not a
+                # blank is kept (a "," or "[" before the next "{"), so that what was
+                # searched is let go (a record that never closes is not held whole)
+                keep = len(buf.rstrip(" \t\r\n")) - 1
+                if keep > pos:
+                    pos = keep
                 ahead = len(buf) - pos
                 if not fill():
                     pos = len(buf)
@@ -128,18 +159,19 @@ def iter_feed(reader: Reader, source: str,
                         # a candidate cut off by the end of what was read: read on while
                         # more text changes the error
                         key = (exc.msg, exc.pos - nxt)
-                        if reader.eof or len(buf) - nxt > _MAX_RECORD or (
+                        if reader.eof or len(buf) - nxt > text.MAX_RECORD or (
                                 key == seen and not exc.msg.startswith("Unterminated")):
                             break
                         seen = key
                         rel = nxt - pos
-                        fill()
+                        more(nxt)
                         nxt = pos + rel
                     except (RecursionError, ValueError):  # not a record to resume at
                         break
                 if isinstance(v, dict) and ("id" in v or "server" in v):
                     pos = nxt
                     return True
+            pos = nxt  # no record starts here: the text before it is let go
             at = nxt + 1
 
     def key_follows() -> bool:
@@ -151,7 +183,7 @@ def iter_feed(reader: Reader, source: str,
             end = _STRING.match(buf, pos)
             if end is not None and end.end() < len(buf):
                 return False  # a complete string and something else after it
-            if len(buf) - pos > _MAX_RECORD or not fill():
+            if len(buf) - pos > text.MAX_RECORD or not fill():
                 return False
 
     def items() -> Iterator[tuple[int, str, Any, str | None]]:
@@ -249,11 +281,16 @@ def iter_feed(reader: Reader, source: str,
 
 
 def iter_ndjson(reader: Reader, source: str) -> Iterator[tuple[int, str, Any, str | None]]:
+    """Records of NDJSON, one a line; a line longer than :data:`~.text.MAX_RECORD`
+    characters is one flagged row (read past, never held), and the next line is read."""
     row = 0
     for line in reader.lines():
         if not line.strip():
             continue  # blank lines are not rows
         row += 1
+        if isinstance(line, LongLine):
+            yield row, source, None, too_long(line.size)
+            continue
         try:
             yield row, source, json.loads(line), None
         except json.JSONDecodeError as exc:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import IO, Any
 
-__all__ = ["Prefixed", "read_head", "rewound", "prefetch"]
+__all__ = ["Prefixed", "read_head", "read_at_most", "rewound", "prefetch"]
 
 
 class Prefixed(io.RawIOBase):
@@ -26,15 +26,18 @@ class Prefixed(io.RawIOBase):
     def __init__(self, head: bytes, rest: IO[bytes]) -> None:
         super().__init__()
         self.head, self.rest = head, rest
+        self.at = 0  # how much of the head was handed out (never sliced off: no copies)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b) -> int:
-        if self.head:
-            n = min(len(b), len(self.head))
-            b[:n] = self.head[:n]
-            self.head = self.head[n:]
+        if self.at < len(self.head):
+            n = min(len(b), len(self.head) - self.at)
+            b[:n] = memoryview(self.head)[self.at:self.at + n]
+            self.at += n
+            if self.at == len(self.head):
+                self.head, self.at = b"", 0
             return n
         if isinstance(self.rest, io.IOBase):  # straight into the caller's buffer: no copy
             return self.rest.readinto(b) or 0
@@ -52,6 +55,26 @@ def read_head(fh: IO[bytes], size: int) -> bytes:
             break
         out += chunk
     return out
+
+
+def read_at_most(fh: IO[bytes], limit: int, piece: int = 1 << 20) -> bytes:
+    """Up to ``limit + 1`` bytes of ``fh`` (more than ``limit``: it is over), read a piece
+    at a time: nothing is allocated for the limit up front (``read(limit + 1)`` asks for
+    the whole limit at once), and a bounded stream checks its limits after each piece.
+
+    >>> import io
+    >>> len(read_at_most(io.BytesIO(b"x" * 10), 4, piece=3))
+    5
+    """
+    parts = []
+    size = 0
+    while size <= limit:
+        data = fh.read(min(piece, limit + 1 - size))
+        if not data:
+            break
+        parts.append(data)
+        size += len(data)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:

@@ -190,4 +190,12 @@ def typed_rows(reports: list[ServerReport], card_ids: tuple[str, ...], schema: A
             cols[name] = [None if f[name] is None else str(f[name]) for f in rows]
         else:
             cols[name] = [f[name] for f in rows]
-    return pa.table(cols, schema=schema)
+    try:
+        return pa.table(cols, schema=schema)
+    except UnicodeEncodeError:  # a lone surrogate: written as every other format writes it
+        from ...printable import utf8_text
+
+        for field in schema:
+            if field.type == pa.string():
+                cols[field.name] = [None if v is None else utf8_text(v) for v in cols[field.name]]
+        return pa.table(cols, schema=schema)

@@ -20,16 +20,23 @@ totals.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ... import constants as C
+from ...printable import utf8_text
 from ..pool import pooled_empty
 from ..render import (NO_SERVER, card_entries, device_conflicts, finish, problem, rule_evidence, unsupported_entries,
                       unsupported_entry)
 from .columns import PASSTHROUGH, card_column, flat_columns, int32_columns, typed_schema
 from .reports import AuditSummary, ServerReport
+
+if TYPE_CHECKING:
+    import pandas
+    import pyarrow
+
+    from ...records import DeviceNames
 
 __all__ = ["AuditTable"]
 
@@ -39,7 +46,7 @@ class AuditTable:
 
     def __init__(self, table: Any, compiled: Any, problems: dict[int, list[tuple[int | None, str]]],
                  unsupported_group: np.ndarray, unsupported_ids: np.ndarray, source: str,
-                 db: Any = None, block: np.ndarray | None = None,
+                 db: DeviceNames | None = None, block: np.ndarray | None = None,
                  conflicts: dict[int, list[str]] | None = None) -> None:
         self.table = table
         self.compiled = compiled
@@ -56,7 +63,7 @@ class AuditTable:
         self._labels: dict[int, str] = {}
 
     @classmethod
-    def from_runs(cls, runs: Any, compiled: Any, source: str, db: Any = None) -> AuditTable:
+    def from_runs(cls, runs: Any, compiled: Any, source: str, db: DeviceNames | None = None) -> AuditTable:
         """The table of merged runs (one per server, in order of first appearance)."""
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -91,11 +98,11 @@ class AuditTable:
     def __len__(self) -> int:
         return self.table.num_rows
 
-    def to_arrow(self) -> Any:
+    def to_arrow(self) -> pyarrow.Table:
         """The per-server table (pyarrow)."""
         return self.table
 
-    def to_pandas(self) -> Any:
+    def to_pandas(self) -> pandas.DataFrame:
         """The per-server table as a pandas DataFrame."""
         return self.table.to_pandas()
 
@@ -209,12 +216,12 @@ class AuditTable:
         self.add_to(s)
         return s
 
-    def flat(self) -> Any:
+    def flat(self) -> pyarrow.Table:
         """The reports' flat rows (:func:`~gpuclass.audit.results.columns.flat_columns`) as a
         pyarrow Table, made a column at a time."""
         return self._flat(sentences=True)
 
-    def _flat(self, sentences: bool) -> Any:
+    def _flat(self, sentences: bool) -> pyarrow.Table:
         """The flat columns (``sentences``: with the ``cards`` and ``reason`` texts)."""
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -231,7 +238,7 @@ class AuditTable:
         server = t.column("server")
         if not pa.types.is_string(server.type):
             server = pc.cast(server, pa.string())
-        cols = {"row": t.column("row"), "source": pa.repeat(pa.scalar(self.source, pa.string()), n),
+        cols = {"row": t.column("row"), "source": pa.repeat(pa.scalar(utf8_text(self.source), pa.string()), n),
                 "server": server, "gpu_capable": t.column("gpu_capable")}
         if sentences:
             cols["cards"] = texts["cards"]
@@ -247,7 +254,7 @@ class AuditTable:
             cols[k] = pa.nulls(n, pa.float64() if k.endswith("price") else pa.string())
         return pa.table(cols)
 
-    def typed(self, card_ids: Any = None) -> Any:
+    def typed(self, card_ids: Any = None) -> pyarrow.Table:
         """The flat rows as typed columns (:func:`~gpuclass.audit.results.columns.typed_schema`;
         ``card_ids``: the audit's own, whatever is given)."""
         schema = typed_schema(self.compiled.card_ids)
@@ -269,5 +276,5 @@ def _problem_column(problems: dict[int, list[str]], n: int) -> Any:
         return pa.nulls(n, pa.string())
     where = np.full(n, -1, np.int64)
     where[np.fromiter(problems.keys(), np.int64, len(problems))] = np.arange(len(problems))
-    texts = pa.array(["; ".join(p) for p in problems.values()], pa.string())
+    texts = pa.array([utf8_text("; ".join(p)) for p in problems.values()], pa.string())
     return texts.take(pa.array(where, mask=where < 0))

@@ -20,6 +20,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from ...policy import PolicyArg
     from collections.abc import Iterable, Iterator
     from typing import Any
 
@@ -61,7 +62,7 @@ def chunks_of(reports: Any) -> Iterator[Any]:
     return batches()
 
 
-def _card_ids(reports: Any, policy: Any) -> tuple[str, ...]:
+def _card_ids(reports: Any, policy: PolicyArg) -> tuple[str, ...]:
     compiled = getattr(reports, "compiled", None)
     if compiled is None:
         from ...policy import compile_policy
@@ -71,7 +72,7 @@ def _card_ids(reports: Any, policy: Any) -> tuple[str, ...]:
 
 
 def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *,
-                  summary_line: bool = False, policy: Any = None) -> AuditSummary:
+                  summary_line: bool = False, policy: PolicyArg = None) -> AuditSummary:
     """Write reports as they come (``fmt`` one of ``OUTPUT_FORMATS``); return the totals.
 
     ``reports``: an audit run (:func:`~gpuclass.audit.audit_paths`), an audit's chunk

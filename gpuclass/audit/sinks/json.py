@@ -1,11 +1,16 @@
 """An audit as JSON (``{"reports": [...], "summary": {...}}``) or NDJSON (one report a line).
 
-JSON output is JSON in every locale: every character outside ASCII is a ``\\u`` escape.
+JSON output is JSON in every locale: every character outside ASCII is a ``\\u`` escape.  A
+lone surrogate (a byte that was not UTF-8, read with surrogateescape) is no character JSON
+readers agree on: it is written as :func:`gpuclass.printable.utf8_text` writes it in every
+other format (the text ``\\xNN``), so a server id reads back the same from each.
 """
 
 from __future__ import annotations
 
 import json
+
+from ...printable import utf8_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,7 +24,20 @@ __all__ = ["write_json", "write_ndjson", "dumps"]
 
 def dumps(obj: Any) -> str:
     """One JSON text, ASCII only (readers get the same strings back, whatever the locale)."""
-    return json.dumps(obj, ensure_ascii=True)
+    text = json.dumps(obj, ensure_ascii=True)
+    if "\\ud" in text:  # a surrogate pair, or a lone surrogate to write as the other formats do
+        text = json.dumps(_utf8(obj), ensure_ascii=True)
+    return text
+
+
+def _utf8(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return utf8_text(obj)
+    if isinstance(obj, dict):
+        return {_utf8(k) if isinstance(k, str) else k: _utf8(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_utf8(v) for v in obj]
+    return obj
 
 
 def write_json(chunks: Iterable[Any], out: IO[str], summary: AuditSummary, done: Callable[[], None]) -> None:

@@ -181,7 +181,8 @@ def finish(table: DeviceTable) -> DeviceTable:
         ok[again] = False
     ids = (table.vendor.astype(np.uint64) << np.uint64(16)) | table.device.astype(np.uint64)
     candidates = table.gpu_mask() & ok & ((flags & FLAG_PF) == 0)
-    vf = virtual_functions(key >> np.uint64(8), table.slot, table.function, ids, candidates)
+    companions = ok & ~table.gpu_mask()
+    vf = virtual_functions(key >> np.uint64(8), table.slot, table.function, ids, candidates, companions)
     if again.size or (vf & ((flags & FLAG_VF) == 0)).any():
         flags = flags | np.where(vf, FLAG_VF, 0).astype(np.uint32)
         flags = flags | np.where(problems != None, FLAG_INVALID, 0).astype(np.uint32)  # noqa: E711

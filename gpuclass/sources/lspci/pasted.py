@@ -8,7 +8,9 @@ of the paste's own follows), ``grep --color`` escapes, and lines of its own:
 ``--`` separators.  :func:`unpaste` strips that markup from a line that then
 starts with a PCI address (or a ``-vmm`` key), turns the lines of their own into
 blank lines, and leaves every other line as it was (a ``-v`` detail keeps its
-indentation).  The result is read by the same form rules as a clean dump.
+indentation).  A table row of several cells (``| slot | class | ... |``, ASCII and
+box-drawing frames, their rules and headers) is joined back into its line by
+:mod:`.tables`.  The result is read by the same form rules as a clean dump.
 
 >>> unpaste("> **`01:00.0 0300: 10de:26b1 (rev a1)`**")
 '01:00.0 0300: 10de:26b1 (rev a1)'
@@ -21,6 +23,7 @@ from __future__ import annotations
 import re
 
 from .columns import ADDR
+from .tables import untable
 
 __all__ = ["unpaste", "group_header"]
 
@@ -54,6 +57,10 @@ def unpaste(line: str) -> str:
         line = _ANSI.sub("", line)
     if _OWN.match(line):
         return ""
+    if "|" in line or "+-" in line or max(line, default=" ") >= "\u2500":  # a table's row or rule
+        cells = untable(line)
+        if cells is not None:
+            return cells
     if _START.match(line):
         return line
     s = line

@@ -20,12 +20,15 @@ prints in each form.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from ...constants import FLAG_INVALID, NO_ADDRESS
 from ...errors import InputError
+
+if TYPE_CHECKING:
+    from ...records import DeviceNames
 
 __all__ = ["write_lspci", "LSPCI_FORMATS"]
 
@@ -147,7 +150,7 @@ class _Names:
                           _SUBSYS_BUF)
 
 
-def write_lspci(table: Any, fmt: str = "-nnmm -D", *, db: Any = None, invalid: str = "raise") -> str:
+def write_lspci(table: Any, fmt: str = "-nnmm -D", *, db: DeviceNames | None = None, invalid: str = "raise") -> str:
     """The DeviceTable ``table`` as ``lspci`` would print it in ``fmt`` (one of ``LSPCI_FORMATS``).
 
     Names come from the text columns, else from ``db`` (a ``PciDatabase``),

@@ -1,7 +1,7 @@
 """The cache directory and who may write it: the trust rules every cached file follows.
 
 gpuclass caches what is costly to rebuild and cheap to load (the compiled PCI ID
-database, the text matcher's automaton) under ``$GPUCLASS_CACHE_DIR``, else
+database, the text matcher's names and words) under ``$GPUCLASS_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/gpuclass`` (``~/.cache/gpuclass``).  A cached file is read only
 when :func:`trust_problem` finds nothing wrong with it and the directories above it:
 what a cache holds is loaded into the process, so a directory someone else can write
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
     _P = TypeVar("_P", str, os.PathLike)
 
-__all__ = ["ENV_CACHE_DIR", "cache_dir", "make_cache_dir", "trust_problem", "private_file", "replacing",
-           "replace_refusal", "write_atomic", "prune"]
+__all__ = ["ENV_CACHE_DIR", "cache_dir", "make_cache_dir", "trust_problem", "file_problem", "private_file",
+           "replacing", "replace_refusal", "write_atomic", "prune"]
 
 ENV_CACHE_DIR = "GPUCLASS_CACHE_DIR"
 
@@ -70,13 +70,9 @@ def trust_problem(path: str | os.PathLike, *, kind: str = "dir") -> str | None:
         st = os.lstat(name)
     except OSError as exc:
         return f"{name}: {exc.strerror or exc}"
-    want = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
-    if not want(st.st_mode):
-        return f"{name}: {kind_of(st.st_mode)}, not a {'directory' if kind == 'dir' else 'regular file'}"
-    if not _owner_ok(st, uid):
-        return f"{name}: owned by another user (uid {st.st_uid})"
-    if st.st_mode & 0o022:
-        return f"{name}: writable by others (mode {stat.S_IMODE(st.st_mode):04o})"
+    problem = file_problem(st, name, kind=kind)
+    if problem:
+        return problem
     parent = os.path.dirname(os.path.realpath(name))
     while True:
         try:
@@ -91,6 +87,23 @@ def trust_problem(path: str | os.PathLike, *, kind: str = "dir") -> str | None:
         if up == parent:
             return None
         parent = up
+
+
+def file_problem(st: os.stat_result, name: str, *, kind: str = "file") -> str | None:
+    """Why the entry ``st`` describes (an ``lstat``, or the ``fstat`` of a file opened
+    without following links, to judge again what was opened) cannot be trusted as a cache
+    file (``kind="file"``) or directory (``"dir"``) itself, or None: the first rules of
+    :func:`trust_problem`, which the directories above it must pass too."""
+    if not hasattr(os, "geteuid"):
+        return None
+    want = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
+    if not want(st.st_mode):
+        return f"{name}: {kind_of(st.st_mode)}, not a {'directory' if kind == 'dir' else 'regular file'}"
+    if not _owner_ok(st, os.geteuid()):
+        return f"{name}: owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"{name}: writable by others (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
 
 
 def _levels(path: str) -> int:

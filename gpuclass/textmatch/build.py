@@ -46,7 +46,7 @@ from .normalize import drop_memory, name_words, split_tokens, variants
 
 __all__ = ["SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "EDITIONS_TEXT", "ABSENT_MARK",
            "VARIANT_MARK", "KIND_NAMES", "Entry", "collect", "overlap_free", "reorders",
-           "ABSENT_PHRASES", "VARIANT_WORDS", "automaton", "gate_automaton"]
+           "ABSENT_PHRASES", "VARIANT_WORDS", "automaton_words", "gate_words"]
 
 
 # Words that turn a supported name into a different (unsupported) product.
@@ -392,26 +392,11 @@ def automaton_words(patterns: dict[str, int], marks: dict[str, int]) -> list[tup
     return [(f" {pattern} ", entry) for pattern, entry in patterns.items()] + list(marks.items())
 
 
-def automaton(ahocorasick: Any, words: list[tuple[str, int]], keep: Any = None) -> Any:
-    """The automaton of ``words`` (of those whose entry ``keep`` takes, where given); a
-    hit's value is the word's index in ``words`` (an int: the automaton keeps it as data
-    of its own, read back from the cache without an object per word)."""
-    auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-    for k, (word, entry) in enumerate(words):
-        if keep is None or keep(entry):
-            auto.add_word(word, k)
-    auto.make_automaton()
-    return auto
-
-
-def gate_automaton(ahocorasick: Any, rare: list[str]) -> Any:
+def gate_words(rare: list[str]) -> list[str]:
     """The words that tell a text may hold one of the ``rare`` names: each name without
-    its spaces (a text holding the name holds it too, once its own spaces are taken out)."""
-    gate = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
-    for word in sorted({p.replace(" ", "") for p in rare}):
-        gate.add_word(word)
-    gate.make_automaton()
-    return gate
+    its spaces (a text holding the name holds it too, once its own spaces are taken out).
+    The gate automaton is :func:`gpuclass.textmatch.cache.gate` of them."""
+    return sorted({p.replace(" ", "") for p in rare})
 
 
 def markers(entries: list[Entry]) -> dict[str, int]:

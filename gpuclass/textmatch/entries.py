@@ -121,9 +121,10 @@ class EntryTable:
 
 class WordTable(dict):
     """What an automaton hit's value (its word's index) stands for: ``(length less one,
-    entry)``, each pair made the first time a hit names it.  Kept (and pickled) as two
-    integer arrays, which the cache reads back as they are: a matcher loads without an
-    object per word, and a listing names a few dozen of its thousands of words.
+    entry)``, each pair made the first time a hit names it.  Kept as two integer arrays,
+    which the cache writes and reads back as they are (raw, no pickle; a pickle of the
+    table, as Dask makes, holds the two arrays too): a matcher loads without an object
+    per word, and a listing names a few dozen of its thousands of words.
 
     >>> t = WordTable.of([(" gtx 1080 ", 0), ("mining", 1)])
     >>> t[0], t[1], len(t.lengths)

@@ -18,13 +18,16 @@ Brand words (``NVIDIA``, ``GeForce``) are dropped from the names, so they may
 or may not appear in the text.  Where matches overlap, a name contained in a
 longer one yields to it (``GTX 1080`` inside ``GTX 1080 Ti``), and a supported
 name that overlaps any unsupported one is dropped: text never makes a trap look
-allowlisted.  Asides in a name's clause can take it away (``not included``) or
+allowlisted (:mod:`.overlaps`).  Asides in a name's clause can take it away (``not included``) or
 make it a look-alike (``mining``): :mod:`.clauses`.  Quantities come from the count
 next to the name, across brand words and category labels (:mod:`.quantity`);
 repeated mentions add up.
 
 pyahocorasick is imported when the first matcher is built, never at ``import
-gpuclass``; the whole scan is linear in the text (no backtracking regex).  The
+gpuclass``; the scan is linear in the text (no backtracking regex), and every step
+after it is O(n log n) in the names a text holds (overlaps, clause rules, the rescan
+of names that share a space: a listing of one name repeated thousands of times was
+quadratic).  The
 look-alike spellings are six names in seven and rare in listings: a cached matcher
 scans with the automaton of the other names, and reads the whole one only for a
 text that could hold a look-alike (:meth:`TextMatcher._automaton`), with the same
@@ -57,6 +60,7 @@ from .clauses import refine
 from .entries import (ABSENT_MARK, AMBIGUOUS_TEXT, EDITIONS_TEXT, KIND_NAMES, SUPPORTED_TEXT, UNSUPPORTED_TEXT, Entry,
                       EntryTable, WordTable)
 from .normalize import RS, normalize_bytes
+from .overlaps import resolve
 from .quantity import MEMORY_TOKENS, quantity
 
 _SEP = chr(RS)
@@ -179,7 +183,8 @@ class TextMatcher:
             db = default_database()
         self.entries: list[Entry] = []
         self.variant_of: dict[int, int] = {}  # supported entry -> its mining look-alike
-        from .build import automaton, automaton_words, collect, gate_automaton, markers, overlap_free
+        from .build import automaton_words, collect, gate_words, markers, overlap_free
+        from .cache import automaton, gate
 
         patterns, lookalike = collect(self, db)   # normalized pattern -> entry
         # Markers are plain substrings (no spaces around them, so that they never take
@@ -187,23 +192,22 @@ class TextMatcher:
         self._markers = markers(self.entries)
         words = automaton_words(patterns, self._markers)
         self._word = WordTable.of(words)  # a hit's value -> (its word's length less one, entry)
-        self._auto = automaton(ahocorasick, words)
+        self._words = [w for w, _ in words]   # what the cache keeps to build the automata again
+        self._auto = automaton(ahocorasick, enumerate(self._words))
         rare = [p for p, e in patterns.items() if e in lookalike]
-        self._common, self._gate = self._auto, None
+        self._common, self._gate, self._gate_words = self._auto, None, None
+        self._common_index = range(len(words))
         if rare:
-            self._common = automaton(ahocorasick, words, lambda e: e not in lookalike)
-            self._gate = gate_automaton(ahocorasick, rare)
+            self._common_index = [k for k, (_, e) in enumerate(words) if e not in lookalike]
+            self._common = automaton(ahocorasick, ((k, self._words[k]) for k in self._common_index))
+            self._gate_words = gate_words(rare)
+            self._gate = gate(ahocorasick, self._gate_words)
         self.leftmost_longest = overlap_free(self.entries, patterns)
         self._heads = frozenset(p.split()[0] for p in (*patterns, *self._markers))
         self.n_patterns = len(patterns)
         self._key: str | None = None
         self._pci_ids: Any = None
         self._ready()
-
-    # what a built matcher holds beyond its policy: all a cached one needs (its automaton
-    # of every name is kept apart, read when a text needs it)
-    _STATE = ("entries", "variant_of", "_markers", "_word", "leftmost_longest", "_heads",
-              "_common", "_gate", "n_patterns")
 
     def _ready(self) -> None:
         if type(self.entries) is EntryTable:  # a cached matcher's: its columns as they are
@@ -227,9 +231,10 @@ class TextMatcher:
     def _load_all(self) -> Any:
         from . import cache
 
-        state = cache.load_state(self._key, "all") if self._key is not None else None
-        auto = state.get("_auto") if state is not None else None
-        if auto is None:  # no file, or a damaged one: built again (what a cold cache costs)
+        words = None
+        if self._key is not None:
+            words = cache.all_words(self, cache.load_state(self._key, "all"))
+        if words is None:  # no file, or a damaged one: built again (what a cold cache costs)
             from ..db import default_database
 
             fresh = type(self)(self.compiled, default_database(self._pci_ids))
@@ -237,11 +242,14 @@ class TextMatcher:
                 from ..errors import SourceError
 
                 raise SourceError(str(self._pci_ids), None, "changed on disk while the matcher was in use")
-            auto = fresh._auto
+            self._auto = fresh._auto
             if self._key is not None:
-                cache.save_state(self._key, {"_auto": auto}, "all")
-        self._auto = auto
-        return auto
+                cache.save_state(self._key, {"words": fresh._words}, "all")
+            return self._auto
+        import ahocorasick
+
+        self._auto = cache.automaton(ahocorasick, enumerate(words))
+        return self._auto
 
     def _scan(self, text: str) -> Any:
         """Hits ``(end, word)`` of ``text`` (``self._word[word]``: length less one, entry):
@@ -253,8 +261,8 @@ class TextMatcher:
     @classmethod
     def cached(cls, policy: Any = None, pci_ids: str | os.PathLike | None = None) -> "TextMatcher":
         """The matcher of ``policy`` and ``pci_ids`` (default: the database in use), loaded
-        from the cache (:mod:`gpuclass.textmatch.cache`: no numpy, no database, a few
-        milliseconds) or built and cached.
+        from the cache (:mod:`gpuclass.textmatch.cache`: no numpy, no database, no pickle;
+        a few milliseconds, its automata built again from their words) or built and cached.
 
         >>> TextMatcher.cached().find("GTX 1080 Ti")[0].card
         'gtx-1080-ti'
@@ -270,27 +278,23 @@ class TextMatcher:
         except OSError:  # the database cannot be read: building says so
             key = None
         state = None if key is None else cache.load_state(key)
-        if state is not None and all(name in state for name in cls._STATE):
+        if state is not None:
             m = cls.__new__(cls)
             m.compiled = compiled
             m.card_ids = compiled.card_ids
             m.card_names = tuple(c["name"] for c in compiled.cards)
-            for name in cls._STATE:
-                setattr(m, name, state[name])
-            m.entries = EntryTable(*m.entries)  # kept as columns: each entry made when asked for
-            m._auto = None if m._gate is not None else m._common
-            m._key, m._pci_ids = key, path
-            m._ready()
-            return m
+            if cache.restore(m, state):  # its values checked, its automata built from their words
+                m._key, m._pci_ids = key, path
+                m._ready()
+                return m
         from ..db import default_database
 
         m = cls(compiled, default_database(path))
         m._pci_ids = path
         if key is not None:
-            cache.save_state(key, {"_auto": m._auto}, "all")
-            state = {name: getattr(m, name) for name in cls._STATE}
+            cache.save_state(key, {"words": m._words}, "all")
             try:
-                state["entries"] = EntryTable.columns_of(m.entries)
+                state = cache.common_state(m)
             except ValueError:  # a name the columns cannot hold (a policy's own text): built each time
                 return m
             cache.save_state(key, state)
@@ -415,19 +419,41 @@ class TextMatcher:
 
     def _adjacent(self, norm: str, lo: int, hi: int) -> list[tuple[int, int, int]]:
         """Leftmost-longest hits of ``norm[lo:hi]`` where a name may start at the space that
-        ends the one before it (one scan of the batch shares no character between hits)."""
+        ends the one before it (one scan of the batch shares no character between hits).
+
+        The automaton converts the whole string it is given on every call, so each hit is
+        looked for in a window from where the last one ended (a call over the rest of the
+        text made a listing of thousands of names quadratic).  A hit stands when it ends more
+        than the longest word before the window's end: the automaton decides on a hit within
+        that many characters after it, so it read nothing the whole text would not have
+        given it; else the window doubles."""
         out = []
-        text = norm[lo:hi]  # the automaton reads its whole argument: give it the text only
+        text = norm[lo:hi]
+        longest = self._longest_word()
         pos, end, scan, kinds = 0, len(text), self._automaton(text).iter_long, self._kind
+        base = width = max(256, 4 * longest)
         while pos < end:
-            hit = next(scan(text, pos, end), None)
+            stop = min(pos + width, end)
+            hit = next(scan(text[pos:stop]), None)
+            if stop < end and (hit is None or hit[0] + longest >= stop - pos):
+                width *= 2  # the window may have cut a hit short, or ended before one
+                continue
             if hit is None:
                 break
             e, k = hit
+            e += pos
             ln, ent = self._word[k]
             out.append((lo + e - ln, lo + e, ent))
             pos = e if kinds[ent] < ABSENT_MARK else e + 1
+            width = base  # each hit costs the text up to it, not the widest window yet
         return out
+
+    def _longest_word(self) -> int:
+        """The length of the automata's longest word."""
+        n = self.__dict__.get("_longest")
+        if n is None:
+            n = self._longest = max(self._word.lengths, default=0) + 1
+        return n
 
     def _without_memory(self, norm: str, lo: int, hi: int,
                         found: list[tuple[int, int, int]]) -> tuple[list[tuple[int, int, int]], str]:
@@ -449,45 +475,11 @@ class TextMatcher:
 
     def _resolve(self, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
         """Keep the most specific matches of one text (see the module docstring)."""
-        if len(spans) == 1:
-            return spans
-        # Fast path: one match holds all the others (GTX 1080 inside GTX 1080 Ti).
-        longest = max(spans, key=_length)
-        lo, hi = longest[0], longest[1]
-        if all(lo <= s[0] and s[1] <= hi for s in spans):
-            return [longest]
-        # Longest first; a match inside a kept one is less specific and goes.
-        spans.sort(key=lambda s: (s[0] - s[1], s[0]))
-        kept: list[tuple[int, int, int]] = []
-        for s in spans:
-            if any(k[0] <= s[0] and s[1] <= k[1] for k in kept):
-                continue
-            kept.append(s)
-        entries = self.entries
-        if len(kept) > 1:
-            traps = [k for k in kept if entries[k[2]].kind != SUPPORTED_TEXT]
-            out = []
-            for k in kept:
-                overlaps = [t for t in (traps if entries[k[2]].kind == SUPPORTED_TEXT else kept)
-                            if t is not k and max(t[0], k[0]) < min(t[1], k[1])]
-                if not overlaps:
-                    out.append(k)
-                elif entries[k[2]].kind == SUPPORTED_TEXT:
-                    continue  # touches a trap: never call it allowlisted
-                elif all((t[1] - t[0], -t[0]) < (k[1] - k[0], -k[0]) for t in overlaps
-                         if entries[t[2]].kind != SUPPORTED_TEXT):
-                    out.append(k)  # of overlapping traps, the longest (then first) stands
-            kept = out
-        kept.sort()
-        return kept
+        return resolve(spans, self._kind)
 
 
 def _first(pair):
     return pair[0]
-
-
-def _length(span):
-    return span[1] - span[0]
 
 
 @functools.cache

@@ -34,8 +34,8 @@ def _answers(m):
 
 def test_a_cached_matcher_answers_as_the_built_one(cache_dir):
     built = TextMatcher.cached()
-    files = sorted(cache_dir.glob("matcher-*.pkl"))
-    assert [f.name.rsplit("-", 1)[1] for f in files] == ["all.pkl", "common.pkl"]
+    files = sorted(cache_dir.glob("matcher-*" + C.SUFFIX))
+    assert [f.name.rsplit("-", 1)[1] for f in files] == ["all" + C.SUFFIX, "common" + C.SUFFIX]
     assert all((f.stat().st_mode & 0o077) == 0 for f in files)
     loaded = TextMatcher.cached()
     assert loaded is not built and _answers(loaded) == _answers(built) == _answers(TextMatcher())
@@ -160,13 +160,13 @@ def test_a_file_holding_another_key_is_not_read(cache_dir, monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid"), reason="no user ids on this platform")
-def test_an_untrusted_cache_is_never_unpickled(cache_dir, monkeypatch):
+def test_an_untrusted_cache_is_never_read(cache_dir, monkeypatch):
     TextMatcher.cached()
     key = C.matcher_key(TextMatcher().compiled.data, _db())
     path = cache_dir / os.path.basename(C.cache_path(key))
     assert C.load_state(key) is not None
-    loads = []
-    monkeypatch.setattr(C, "_loads", lambda *a, **k: loads.append(1))
+    decoded = []
+    monkeypatch.setattr(C, "_decode", lambda *a, **k: decoded.append(1))
     os.chmod(path, 0o666)                        # a file others may write
     assert C.load_state(key) is None
     os.chmod(path, 0o600)
@@ -174,9 +174,9 @@ def test_an_untrusted_cache_is_never_unpickled(cache_dir, monkeypatch):
     assert C.load_state(key) is None
     os.chmod(cache_dir, 0o700)
     path.unlink()
-    os.symlink(cache_dir.parent / "elsewhere.pkl", path)  # a link, not a regular file
+    os.symlink(cache_dir.parent / "elsewhere.bin", path)  # a link, not a regular file
     assert C.load_state(key) is None
-    assert loads == []
+    assert decoded == []
 
 
 def test_an_unwritable_cache_costs_the_build_only(tmp_path, monkeypatch):
@@ -194,21 +194,34 @@ def _db():
 
 def test_old_matchers_are_retired(cache_dir):
     """Every key gets its own files (a reinstall, a changed pci.ids or policy): a new one
-    retires all but the newest KEPT of each part; the newest is read back."""
-    states = {}
+    retires all but the newest KEPT of each part, and every pickle of the format before;
+    the newest is read back."""
+    built = _built()
+    common = C.common_state(built)
+    old_pickles = [cache_dir / f"matcher-{i:016x}-{part}.pkl" for i in range(3) for part in C.PARTS]
+    cache_dir.mkdir(mode=0o700)
+    for p in old_pickles:
+        p.write_bytes(b"a pickle of format 5")
     for i in range(C.KEPT + 3):
         key = f"a test key {i}"
         for part in C.PARTS:
-            assert C.save_state(key, {"i": i, "part": part}, part) is not None
+            state = {"words": [f"word {i}", part]} if part == "all" else dict(common, flags=[1, 1, i])
+            assert C.save_state(key, state, part) is not None
             path = C.cache_path(key, part)
             os.utime(path, ns=(i * 10**9, i * 10**9))  # one a second, oldest first
-        states[key] = i
+    assert not any(p.exists() for p in old_pickles)
     for part in C.PARTS:
-        left = sorted(p.name for p in cache_dir.glob(f"matcher-*-{part}.pkl"))
+        left = sorted(p.name for p in cache_dir.glob(f"matcher-*-{part}{C.SUFFIX}"))
         newest = [os.path.basename(C.cache_path(f"a test key {i}", part))
                   for i in range(3, C.KEPT + 3)]
         assert left == sorted(newest)
-        assert C.load_state(f"a test key {C.KEPT + 2}", part) == {"i": C.KEPT + 2, "part": part}
+        got = C.load_state(f"a test key {C.KEPT + 2}", part)
+        if part == "all":
+            assert got == {"words": [f"word {C.KEPT + 2}", part]}
+        else:
+            assert list(got["flags"]) == [1, 1, C.KEPT + 2]
+            assert {k: list(v) if not isinstance(v, (bytes, str)) else v for k, v in got.items() if k != "flags"} \
+                == {k: list(v) if not isinstance(v, (bytes, str)) else v for k, v in common.items() if k != "flags"}
         assert C.load_state("a test key 0", part) is None
 
 
@@ -292,3 +305,132 @@ def test_a_database_of_long_names_builds_and_loads_a_matcher(cache_dir, tmp_path
         (hit,) = m.find(text)
         assert (hit.kind, hit.count, hit.device_id) == ("unsupported", 2, "10de:2bff")
         assert m.find("GTX 1080 Ti")[0].card == "gtx-1080-ti"
+
+
+# -- the cache is data, never code (issue 28) ----------------------------------------------------
+
+class _Payload:
+    """What a pickle-reading cache would run: a marker file written by os.system."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def _file(key, payload, fmt=None):
+    import struct
+    import zlib
+
+    raw = key.encode("utf-8", "surrogatepass")
+    head = struct.pack("<8sIIQI", C.MAGIC, C.FORMAT if fmt is None else fmt, len(raw), len(payload),
+                       zlib.crc32(payload))
+    return head + raw + payload
+
+
+@pytest.mark.parametrize("part", C.PARTS)
+def test_a_pickle_with_a_valid_head_and_crc_never_runs(cache_dir, tmp_path, monkeypatch, part):
+    import pickle
+    import zlib
+
+    TextMatcher.cached()
+    key = C.matcher_key(TextMatcher().compiled.data, _db())
+    marker = tmp_path / "ran"
+    evil = pickle.dumps(_Payload(marker))
+    pickle.loads(pickle.dumps(_Payload(tmp_path / "it-would")))  # the payload does run where unpickled
+    assert (tmp_path / "it-would").exists()
+    unpickled = []
+    for mod in ("pickle", "_pickle"):
+        monkeypatch.setattr(f"{mod}.loads", lambda *a, **k: unpickled.append(a))
+        monkeypatch.setattr(f"{mod}.load", lambda *a, **k: unpickled.append(a))
+    path = cache_dir / os.path.basename(C.cache_path(key, part))
+    # the pickle as the whole payload, as a section of the right type, and as the file of the old
+    # format (its own head, key and CRC) under the old name
+    sections = [evil, C._SECTION.pack(b"y", len(evil)) + evil,
+                C._SECTION.pack(b"l", len(evil)) + evil]
+    for payload in sections:
+        path.write_bytes(_file(key, payload))
+        os.chmod(path, 0o600)
+        assert C.load_state(key, part) is None
+    raw = key.encode()
+    old = cache_dir / os.path.basename(C.cache_path(key, part)).replace(C.SUFFIX, ".pkl")
+    old.write_bytes(b"GPCLSTM\x04" + len(raw).to_bytes(4, "little") + raw
+                    + zlib.crc32(evil).to_bytes(4, "little") + evil)
+    os.chmod(old, 0o600)
+    path.write_bytes(_file(key, evil))
+    m = TextMatcher.cached()  # rebuilt, the files rewritten
+    assert _answers(m) + [m.find(t) for t in LOOKALIKES[:3]] == \
+        _answers(_built()) + [_built().find(t) for t in LOOKALIKES[:3]]
+    assert C.load_state(key, part) is not None
+    assert not marker.exists() and unpickled == []
+
+
+def test_crafted_values_with_a_valid_crc_are_refused(cache_dir):
+    """A file of the right shape whose values do not hold (an index past the table, a word
+    of another length than its table says, a card that is not the policy's) is rebuilt."""
+    TextMatcher.cached()
+    key = C.matcher_key(TextMatcher().compiled.data, _db())
+    good = C.load_state(key)
+    n = len(good["kinds"])
+    bad = [dict(good, word_entries=[n] * len(good["word_entries"])),
+           dict(good, common_words=["x" + w for w in good["common_words"]]),
+           dict(good, targets=bytes([200]) + good["targets"][1:]),
+           dict(good, kinds=bytes([9]) + good["kinds"][1:]),
+           dict(good, names=good["names"] + "\nextra"),
+           dict(good, common_index=list(good["common_index"])[:-1]),
+           dict(good, variant_values=[n + 5] * len(good["variant_values"])),
+           dict(good, flags=[2, 1, 0])]
+    for state in bad:
+        assert C.save_state(key, state) is not None
+        assert C.load_state(key) is not None  # whole, and of the schema: its values are what fail
+        m = TextMatcher.cached()
+        assert m._key is None and _answers(m) == _answers(_built())  # built again, not loaded
+        assert C.load_state(key)["word_entries"] == good["word_entries"]  # rewritten by the build
+    words = C.load_state(key, "all")["words"]
+    C.save_state(key, {"words": words[:-1]}, "all")
+    m = TextMatcher.cached()
+    assert m.find("RTX 4000 SFF Ada Mobile") == _built().find("RTX 4000 SFF Ada Mobile")
+
+
+@pytest.mark.parametrize("claim", ["real", "consistent"])
+def test_a_cache_file_grown_to_gigabytes_is_refused_unread(cache_dir, claim):
+    import struct
+    import time
+    import tracemalloc
+
+    TextMatcher.cached()
+    key = C.matcher_key(TextMatcher().compiled.data, _db())
+    path = cache_dir / os.path.basename(C.cache_path(key))
+    size = 8 << 30
+    if claim == "consistent":  # a head that states the size the file has
+        raw = bytearray(path.read_bytes())
+        n_key = len(key.encode())
+        struct.pack_into("<Q", raw, 16, size - C._HEAD.size - n_key)
+        path.write_bytes(bytes(raw))
+    try:
+        os.truncate(path, size)  # sparse: no disk is used
+    except OSError as exc:
+        pytest.skip(f"no sparse file here: {exc}")
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    assert C.load_state(key) is None
+    elapsed = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert elapsed < 1 and peak < 1 << 20
+    m = TextMatcher.cached()  # rebuilt, the file replaced
+    assert _answers(m) == _answers(_built())
+    assert path.stat().st_size < 64 << 20 and C.load_state(key) is not None
+
+
+def test_the_cache_holds_no_pickle_and_a_warm_load_imports_none(cache_dir, tmp_path):
+    TextMatcher.cached()
+    for f in cache_dir.glob("matcher-*"):
+        assert b"\x80\x04" not in f.read_bytes()[:64] and f.suffix == C.SUFFIX
+    code = ("import sys; from gpuclass.textmatch import TextMatcher; m = TextMatcher.cached();"
+            "m.find('RTX 4000 SFF Ada Mobile'); print(m._key is not None, 'pickle' in sys.modules,"
+            " '_pickle' in sys.modules)")
+    env = {**os.environ, "GPUCLASS_CACHE_DIR": str(cache_dir)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.stdout.split() == ["True", "False", "False"], out.stdout + out.stderr

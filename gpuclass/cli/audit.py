@@ -33,6 +33,7 @@ EXAMPLES = """examples:
   gpuclass audit ids.parquet                       server, vendor, device, subvendor, subdevice, class
   gpuclass audit listings.csv --text-column title  a text column of your own
   gpuclass audit devices.parquet -o servers.parquet    a device table, streamed to Parquet
+                                                   (with -o FILE the summary goes to stderr)
   gpuclass audit live_data_sb_EUR.json -o report.html
                                                    one self-contained page: price per slice
 """

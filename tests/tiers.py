@@ -2,7 +2,8 @@
 
 Which tests are slow, or start a child process, is measured rather than guessed: a run
 with ``--store-tiers`` times every test (setup, call and teardown) and notes whether it
-started a process (any ``subprocess.Popen``), and writes ``tests/tiers.json``. Every
+started a process (any ``subprocess.Popen``), and writes the slow ones to
+``tests/tiers.json``. Every
 later run marks, at collection:
 
 - ``subprocess``: the tests that started a process in the recorded run;
@@ -53,7 +54,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def load_tiers(path: Path = TIERS) -> dict[str, list]:
-    """``{nodeid: [seconds, started_a_process]}`` from the record (empty without one)."""
+    """``{nodeid: [seconds, started_a_process]}`` of the slow tests in the record (empty
+    without one)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))["tests"]
     except FileNotFoundError:
@@ -89,6 +91,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     root = Path(str(session.config.rootpath))
     tests = {k: v for k, v in load_tiers().items() if (root / k.split("::", 1)[0]).is_file()}
     tests.update((k, [round(v, 3), k in _spawned]) for k, v in _durations.items())
+    # only the slow ones are kept: any other test is in the fast tier
+    tests = {k: v for k, v in tests.items() if v[1] or v[0] >= SLOW_SECONDS}
     # one test a line, sorted: a new record's diff shows what changed tier
     lines = [f"{json.dumps(k)}: [{v[0]}, {json.dumps(v[1])}]" for k, v in sorted(tests.items())]
     TIERS.write_text('{"slow_seconds": %s, "tests": {\n' % SLOW_SECONDS + ",\n".join(lines) + "\n}}\n",

@@ -88,7 +88,8 @@ def assert_same(ours, theirs, who: str) -> None:
     a, b = per_server(ours), per_server(theirs)
     assert len(a) == len(b), f"{who}: {len(b)} servers, gpuclass {len(a)}"
     diff = [s for s in a if a[s] != b.get(s)]
-    assert not diff, f"{who} differs from gpuclass on {len(diff)} servers, e.g. {diff[0]}: {a[diff[0]]} vs {b.get(diff[0])}"
+    assert not diff, (f"{who} differs from gpuclass on {len(diff)} servers, "
+                      f"e.g. {diff[0]}: {a[diff[0]]} vs {b.get(diff[0])}")
     assert sum(v[1] for v in a.values()) > 0  # the data does hold supported cards
 
 

@@ -66,6 +66,10 @@ def pytest_terminal_summary(terminalreporter, config):
             goal = inter["goal"].get(name)
             verdict = "" if goal is None else ("  goal >= %gx: %s" % (goal, "met" if speedup >= goal else "NOT met"))
             tr.write_line(f"{bench.group:<22} {bench.name + ' (interleaved)':<38} vs {name:<40} {speedup:8.2f}x{verdict}")
+    for bench in session.benchmarks:  # whole processes' peak resident memory (bench_whole, bench_engines)
+        peak = bench.extra_info.get("peak_rss_mib")
+        if peak is not None:
+            tr.write_line(f"{bench.group:<22} {bench.name:<38} peak RSS {peak:8.1f} MiB")
 
 
 @pytest.fixture(scope="session")

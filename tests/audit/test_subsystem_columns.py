@@ -23,6 +23,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from gpuclass.audit import audit_table  # noqa: E402
 from gpuclass.audit.engine import devices as engine  # noqa: E402
+from gpuclass.errors import InputError  # noqa: E402
 from gpuclass.ids import CELL_OK, cell_parts  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
@@ -173,3 +174,10 @@ def test_the_shortcut_applies_only_where_nothing_can_be_flagged(core):
     for sv, sd in ((good, unused_bad), (good, gap), (text, text), (good, None), (nulls, good)):
         assert feed([1, 2, 3, sv, sd], compiled, core)[3:] == [sv, sd]
     assert feed([1, 2, 3, good, good], compile_policy(EXAMPLE_POLICY), core)[3:] == [good, good]
+    # lying buffers still reach the kernel, which refuses them (RELIABILITY.md)
+    lying = pa.DictionaryArray.from_arrays(pa.array([0, 5], pa.int32()), pa.array(["10de", "12ba"]), safe=False)
+    assert feed([1, 2, 3, good, lying], compiled, core)[3:] == [good, lying]
+    table = pa.table({"server": ["a", "b"], "vendor": ["10de"] * 2, "device": ["27b0"] * 2, "class": ["0300"] * 2,
+                      "subvendor": good, "subdevice": lying})
+    with pytest.raises(InputError, match="subdevice"):
+        audit_table(table, kernel=core)

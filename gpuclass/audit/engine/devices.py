@@ -106,11 +106,17 @@ def _missing_everywhere(col: Any) -> bool:
 def _good_everywhere(col: Any, field: str, kernel: Any) -> bool:
     """Whether every cell of ``col`` is a good ID, shown without parsing it row by row: a
     dictionary column without a missing index whose entries all parse (the kernel's own
-    parser, once per entry).  Text or integer cells are not looked at: parsing them is
-    what checking them costs."""
+    parser, once per entry) and whose indices all name one.  Text or integer cells are not
+    looked at: parsing them is what checking them costs."""
     import pyarrow as pa
 
+    import pyarrow.compute as pc
+
     if col is None or col.null_count or not isinstance(col, pa.DictionaryArray):
+        return False
+    # an index outside the entries (lying buffers) goes to the kernel, which refuses it
+    bounds = pc.min_max(col.indices)
+    if len(col) and not 0 <= bounds["min"].as_py() <= bounds["max"].as_py() < len(col.dictionary):
         return False
     state, _ = kernel.parse_id_cells(key_column(col.dictionary, field), field)
     return bool((state == CELL_OK).all())

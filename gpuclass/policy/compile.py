@@ -134,6 +134,18 @@ class CompiledPolicy:
         return (_from_data, (_freeze(self.data),))
 
     @property
+    def needs_subsystem(self) -> bool:
+        """Whether some rule (a card's ``match`` or a ``deny``) names a subsystem: only then
+        can a device's subsystem IDs change which rule decides it (the kernels' tables then
+        have subsystem keys).  A malformed subsystem flags its row whatever this says.
+
+        >>> compile_default().needs_subsystem
+        False
+        """
+        return any(m[2] is not None for c in self.cards for m in c["match"]) or any(
+            d[2] is not None for d in self.deny)
+
+    @property
     def card_ids(self) -> tuple[str, ...]:
         return tuple(c["id"] for c in self.cards)
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from ... import constants as C
 from ..._native import audit_columns, cell_text, core, key_column, problem_text
+from ...ids import CELL_OK
 from ..ingest.arrow import device_arrays
 from ..pool import iota, pooled_empty
 
@@ -93,6 +94,50 @@ def _keys(parts: list[Any]) -> Any:
     return pa.concat_arrays([p if p.type == target else p.cast(target) for p in parts])
 
 
+# Private: True feeds every batch's subsystem columns to the kernel as they are (tests hold
+# the answers of _subsystem_feed's "no subsystem" equal to those of this full parse).
+_FULL_PARSE = False
+
+
+def _missing_everywhere(col: Any) -> bool:
+    return col is None or col.null_count == len(col)
+
+
+def _good_everywhere(col: Any, field: str, kernel: Any) -> bool:
+    """Whether every cell of ``col`` is a good ID, shown without parsing it row by row: a
+    dictionary column without a missing index whose entries all parse (the kernel's own
+    parser, once per entry) and whose indices all name one.  Text or integer cells are not
+    looked at: parsing them is what checking them costs."""
+    import pyarrow as pa
+
+    import pyarrow.compute as pc
+
+    if col is None or col.null_count or not isinstance(col, pa.DictionaryArray):
+        return False
+    # an index outside the entries (lying buffers) goes to the kernel, which refuses it
+    bounds = pc.min_max(col.indices)
+    if len(col) and not 0 <= bounds["min"].as_py() <= bounds["max"].as_py() < len(col.dictionary):
+        return False
+    state, _ = kernel.parse_id_cells(key_column(col.dictionary, field), field)
+    return bool((state == CELL_OK).all())
+
+
+def _subsystem_feed(ids: list[Any], compiled: Any, kernel: Any) -> list[Any]:
+    """``ids`` as the kernel gets them: the subsystem columns dropped ("no subsystem", as
+    for a table without them) where the answers provably cannot depend on them: no rule
+    of the policy names a subsystem (:attr:`CompiledPolicy.needs_subsystem`), and no row
+    would be flagged for them, because every row's subsystem is wholly missing or every
+    row's is a good pair (:func:`_good_everywhere`).  Otherwise the kernel parses them
+    (a malformed cell or a lone half flags its row under every policy: RELIABILITY.md)."""
+    sv, sd = ids[3], ids[4]
+    if _FULL_PARSE or (sv is None and sd is None) or compiled.needs_subsystem:
+        return ids
+    if not (_missing_everywhere(sv) and _missing_everywhere(sd)) and not (
+            _good_everywhere(sv, "subvendor", kernel) and _good_everywhere(sd, "subdevice", kernel)):
+        return ids
+    return [*ids[:3], None, None]
+
+
 def audit_batches(items: Any, fields: dict[str, str | None], compiled: Any, first_row: int = 0,
                   kernel: Any = None) -> Runs:
     """Roll up the rows of ``items`` per run of equal server keys (runs do not cross
@@ -113,7 +158,7 @@ def audit_batches(items: Any, fields: dict[str, str | None], compiled: Any, firs
         if n == 0:
             continue
         server, ids = device_arrays(batch, fields)
-        cols = audit_columns(server, ids, n)
+        cols = audit_columns(server, _subsystem_feed(ids, compiled, kernel), n)
         runs = kernel.audit_rows(compiled.tables, cols, n_cards)
         starts = runs.starts
         heads = server.take(pa.array(starts[:-1]))

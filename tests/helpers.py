@@ -71,3 +71,40 @@ def run(*args, env=None, check_rc=None, pure=None, stdin=None):
     if check_rc is not None:
         assert proc.returncode == check_rc, proc.stderr
     return proc
+
+
+# What sits at an output's path that is no regular file: what ``-o`` and ``db compile
+# --write`` must refuse to replace.
+NON_REGULAR = ["fifo", "symlink", "dangling-symlink", "dir", "socket", "chardev"]
+
+
+def non_regular_target(tmp_path: Path, kind: str, name: str = "out") -> tuple[Path, Path]:
+    """``(path, victim)``: ``tmp_path/name`` made a ``kind`` of :data:`NON_REGULAR` (a
+    symlink points at ``victim``, a regular file holding ``keep me``)."""
+    import socket
+    import stat
+
+    import pytest
+
+    out = tmp_path / name
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    if kind == "fifo":
+        os.mkfifo(out)
+    elif kind == "symlink":
+        out.symlink_to(victim)
+    elif kind == "dangling-symlink":
+        out.symlink_to(tmp_path / "nowhere")
+    elif kind == "dir":
+        out.mkdir()
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(out))
+        sock.close()
+    elif kind == "chardev":
+        if os.geteuid() != 0:
+            pytest.skip("making a character device (a /dev/null) needs root")
+        os.mknod(out, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    else:
+        raise ValueError(kind)
+    return out, victim

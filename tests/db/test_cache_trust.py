@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 import pytest
-from helpers import run
+from helpers import NON_REGULAR, non_regular_target, run
 
 from gpuclass import PciDatabase
 from gpuclass.db import cache as C
@@ -278,21 +278,9 @@ def test_trust_problem_is_reusable(tmp_path):
 
 # -- db compile --write ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["fifo", "symlink", "dir", "chardev", "socket"])
+@pytest.mark.parametrize("kind", NON_REGULAR)
 def test_compile_output_replaces_only_a_regular_file(tmp_path, kind):
-    out = tmp_path / "out.gpcdb"
-    victim = tmp_path / "victim"
-    victim.write_text("keep me")
-    if kind == "fifo":
-        os.mkfifo(out)
-    elif kind == "symlink":
-        os.symlink(victim, out)
-    elif kind == "dir":
-        out.mkdir()
-    elif kind == "chardev":
-        os.mknod(out, stat.S_IFCHR | 0o600, os.makedev(1, 3))
-    else:
-        os.mknod(out, stat.S_IFSOCK | 0o600)
+    out, victim = non_regular_target(tmp_path, kind, "out.gpcdb")
     before = os.lstat(out)
     proc = run("db", "compile", "--write", out)
     assert proc.returncode == 3 and "refusing to replace" in proc.stderr, proc.stderr

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 
-from helpers import COMMAND, outside_tree  # noqa: E402
+from helpers import COMMAND, NON_REGULAR, non_regular_target, outside_tree  # noqa: E402
 
 from gpuclass.cachedir import make_cache_dir, replace_refusal, replacing  # noqa: E402
 from gpuclass.cli import main  # noqa: E402
@@ -223,29 +222,10 @@ def test_an_output_in_a_growing_tree_never_loops(tmp_path):
 # -- 3. -o that is no regular file --------------------------------------------------------
 
 def _target(tmp_path, kind):
-    out = tmp_path / "out"
-    victim = tmp_path / "victim"
-    victim.write_text("keep me")
-    if kind == "fifo":
-        os.mkfifo(out)
-    elif kind == "symlink":
-        out.symlink_to(victim)
-    elif kind == "dangling-symlink":
-        out.symlink_to(tmp_path / "nowhere")
-    elif kind == "dir":
-        out.mkdir()
-    elif kind == "socket":
-        sock = socket.socket(socket.AF_UNIX)
-        sock.bind(str(out))
-        sock.close()
-    elif kind == "chardev":
-        if os.geteuid() != 0:
-            pytest.skip("making a character device (a /dev/null) needs root")
-        os.mknod(out, stat.S_IFCHR | 0o666, os.makedev(1, 3))
-    return out, victim
+    return non_regular_target(tmp_path, kind)
 
 
-KINDS = ["fifo", "symlink", "dangling-symlink", "dir", "socket", "chardev"]
+KINDS = NON_REGULAR
 WORDS = {"fifo": "a FIFO", "symlink": "a symlink", "dangling-symlink": "a symlink", "dir": "a directory",
          "socket": "a socket", "chardev": "a character device"}
 

@@ -166,18 +166,32 @@ class AuditTable:
         return labels
 
     def unsupported_lists(self) -> dict[int, list[str]]:
-        """Each server's unsupported GPUs as ``Nx label`` texts (only the servers with some)."""
+        """Each server's unsupported GPUs as ``Nx label`` texts (only the servers with some):
+        :meth:`unsupported` of every such server, made from the distinct (server, ID) pairs
+        (a server has one or two models, a fleet thousands of such servers)."""
         out: dict[int, list[str]] = {}
         groups = self._uns_group
         if not len(groups):
             return out
-        bounds = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1], True])
-        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            labels: dict[str, int] = {}
-            for key in self._uns_ids[lo:hi].tolist():
-                label = self._label(key)
-                labels[label] = labels.get(label, 0) + 1
-            out[int(groups[lo])] = [unsupported_entry(k, v) for k, v in labels.items()]
+        # the distinct (server, ID) pairs and their counts; a server of one model is its one
+        # pair, one of several is made as unsupported() makes it (row order, by label)
+        pair = (groups.astype(np.int64) << 32) | self._uns_ids.astype(np.int64)
+        keys, counts = np.unique(pair, return_counts=True)
+        texts: dict[tuple[int, int], str] = {}
+        merged: set[int] = set()
+        for key, count in zip(keys.tolist(), counts.tolist()):
+            g, dev = key >> 32, key & 0xFFFFFFFF
+            text = texts.get((dev, count))
+            if text is None:
+                text = texts[dev, count] = unsupported_entry(self._label(dev), count)
+            have = out.get(g)
+            if have is None:
+                out[g] = [text]
+            else:
+                have.append(text)
+                merged.add(g)
+        for g in merged:
+            out[g] = [unsupported_entry(k, v) for k, v in self.unsupported(g).items()]
         return out
 
     def reports(self) -> list[ServerReport]:

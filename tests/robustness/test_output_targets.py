@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -85,8 +86,11 @@ def _one_line(err, *needles):
 
 _SURROGATE = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, categories=["Cs"])
 _LETTER = st.characters(categories=["L", "N"])
+# lone surrogates only: a high one followed by a low one is a pair, which JSON (the feed the
+# test writes) reads as the one character it encodes
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _IDS = st.lists(st.builds(lambda a, s, b: a + s + b, st.text(_LETTER, max_size=2), _SURROGATE,
-                          st.text(st.one_of(_SURROGATE, _LETTER), max_size=2)),
+                          st.text(st.one_of(_SURROGATE, _LETTER), max_size=2)).filter(lambda t: not _PAIR.search(t)),
                 min_size=1, max_size=4, unique=True)
 
 

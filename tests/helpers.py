@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import io
+import locale
 import os
 import shutil
 import subprocess
@@ -72,6 +74,55 @@ def run(*args, env=None, check_rc=None, pure=None, stdin=None):
         assert proc.returncode == check_rc, proc.stderr
     return proc
 
+
+
+def run_in_process(*args, env=None, check_rc=None, stdin=None):
+    """:func:`run` without the child process: ``gpuclass.cli.main(argv)`` in this one, for
+    a test of what a command answers (exit code, stdout, stderr) where a process proves
+    nothing.  Returns a ``CompletedProcess`` as :func:`run` does: ``stdin`` (str or bytes,
+    default empty) is standard input, ``env`` replaces the environment for the call, a
+    ``SystemExit`` is its exit code, and stdout/stderr are decoded as ``text=True`` decodes
+    a child's (the locale's encoding, universal newlines).  What a process is needed for
+    stays with :func:`run`: the core chosen at start (``pure``), signals, closed or broken
+    streams, import-time behaviour, the locale and encodings read at start, the script."""
+    from gpuclass.cli import main
+
+    argv = [str(a) for a in args]
+    data = stdin.encode(locale.getpreferredencoding(False)) if isinstance(stdin, str) else stdin
+    out, err = io.BytesIO(), io.BytesIO()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_env = dict(os.environ)
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data or b""), encoding=locale.getpreferredencoding(False))
+    sys.stdout = io.TextIOWrapper(out, encoding=locale.getpreferredencoding(False), write_through=True)
+    sys.stderr = io.TextIOWrapper(err, encoding=locale.getpreferredencoding(False), write_through=True)
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+            if code is not None and not isinstance(code, int):  # as the interpreter does
+                print(code, file=sys.stderr)
+                code = 1
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        raw_out, raw_err = out.getvalue(), err.getvalue()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(saved_env)
+
+    def text(raw: bytes) -> str:
+        return io.TextIOWrapper(io.BytesIO(raw), encoding=locale.getpreferredencoding(False)).read()
+
+    proc = subprocess.CompletedProcess(["gpuclass", *argv], 0 if code is None else code,
+                                       text(raw_out), text(raw_err))
+    if check_rc is not None:
+        assert proc.returncode == check_rc, proc.stderr
+    return proc
 
 # What sits at an output's path that is no regular file: what ``-o`` and ``db compile
 # --write`` must refuse to replace.

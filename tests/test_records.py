@@ -35,7 +35,7 @@ def machine(tmp_path_factory):
 
 
 def cli_json(*args, rc=0):
-    proc = helpers.run(*args, "-o", "json")
+    proc = helpers.run_in_process(*args, "-o", "json")
     assert proc.returncode == rc, proc.stderr
     return json.loads(proc.stdout)
 

@@ -19,7 +19,7 @@ import pytest
 from audit_samples import AUCTION, LSPCI, auction_listing
 from gpuclass.audit import Limits, audit_frame, audit_paths, detect_kind, write_reports
 from gpuclass.errors import GpuclassError, InputError, SourceError
-from helpers import run
+from helpers import run_in_process as run
 from lspci_samples import GEX44_NN_RESCUE, GEX130_IOMMU_LOOP, SRIOV_NN
 
 

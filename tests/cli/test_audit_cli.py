@@ -1,4 +1,5 @@
-"""``gpuclass audit`` through the installed entry point."""
+"""``gpuclass audit``: its answers through ``gpuclass.cli.main`` in this process, and the
+command's own process (``console``) where what it imports matters."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import pytest
 
 from audit_samples import AUCTION, LSPCI
-from helpers import run
+from helpers import run_in_process as run
 
 
 def test_audit_feed_json(tmp_path):

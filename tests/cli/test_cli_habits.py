@@ -1,6 +1,10 @@
 """The command line as kubectl users expect it: -o json|yaml|table (--format an alias),
 --version, python -m gpuclass, options that do not apply refused, quick --help, and one
-error for a missing PCI ID database."""
+error for a missing PCI ID database.
+
+What a command answers is asked of ``gpuclass.cli.main`` in this process
+(``helpers.run_in_process``); the installed script, ``python -m gpuclass``, the core chosen
+at start and what a command imports run in a process of their own."""
 
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ from gpuclass.policy import Policy
 
 
 def run(*args, **kw):
-    return helpers.run(*args, **kw)
+    """The command's exit code and output, in process (``env`` replaced for the call)."""
+    return helpers.run_in_process(*args, **kw)
 
 
 def one_error_line(proc, rc):

@@ -1,4 +1,7 @@
-"""scan, plan, labels, validate-pod and diagnose through the installed entry point."""
+"""scan, plan, labels, validate-pod and diagnose as a user runs them: their answers through
+``gpuclass.cli.main`` in this process (``helpers.run_in_process``); what needs a process of
+its own (what a command imports, the core chosen at start) through the installed entry
+point."""
 
 from __future__ import annotations
 
@@ -13,8 +16,9 @@ import pytest
 import yaml
 
 
-def run(*args, pure=False, stdin=None):
-    return helpers.run(*args, pure=pure, stdin=stdin)
+def run(*args, stdin=None):
+    """The command's exit code and output: in process, with the core this process runs."""
+    return helpers.run_in_process(*args, stdin=stdin)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +93,8 @@ def test_scan_does_not_import_pydantic(machines):
 ])
 def test_pure_python_core_gives_identical_output(machines, args):
     argv = [a.format(**machines) for a in args]
-    compiled, pure = run(*argv), run(*argv, pure=True)
+    # the core is chosen when a process starts: one process each
+    compiled, pure = helpers.run(*argv, pure=False), helpers.run(*argv, pure=True)
     assert (compiled.returncode, compiled.stdout, compiled.stderr) == (
         pure.returncode, pure.stdout, pure.stderr)
 

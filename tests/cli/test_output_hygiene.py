@@ -1,5 +1,8 @@
 """Names and paths from input are printed safely: no injected rows, no terminal escapes,
-bytes that are not UTF-8 shown escaped, under any locale."""
+bytes that are not UTF-8 shown escaped, under any locale.
+
+The locale and ``PYTHONIOENCODING`` are read when a process starts: those tests run the
+installed command; the others ask ``gpuclass.cli.main`` in this process."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import os
 
 import fakesys
 import pytest
-from helpers import run
+from helpers import run, run_in_process
 
 from gpuclass.sources.sysfs import PCI_DEVICES
 
@@ -71,7 +74,7 @@ def test_scan_json_is_valid_and_escaped(hostile_machine, env):
 def test_names_from_the_database_are_escaped(tmp_path):
     ids = tmp_path / "pci.ids"
     ids.write_text("10de  NVIDIA\x1b]0;pwned\x07 Corporation\n\t27b0  AD104GL\r\n\t\t10de 16fa  line\u2028sep\n")
-    proc = run("lookup", "10de:27b0:10de:16fa", "--db", ids)
+    proc = run_in_process("lookup", "10de:27b0:10de:16fa", "--db", ids)
     assert proc.returncode == 0, proc.stderr
     _clean(proc.stdout)
     assert "\x07" not in proc.stdout and "\u2028" not in proc.stdout
@@ -84,7 +87,7 @@ def test_manifest_names_are_escaped(tmp_path):
     pod.write_text(json.dumps({"kind": "Pod", "metadata": {"name": "p\n  error: forged\x1b[2J"},
                                "spec": {"containers": [{"name": "c\r\nx", "resources": {
                                    "limits": {"nvidia.com/gpu": 2}}}]}}))
-    proc = run("validate-pod", pod)
+    proc = run_in_process("validate-pod", pod)
     assert proc.returncode == 1, proc.stderr
     _clean(proc.stdout)
     assert "forged" in proc.stdout
@@ -94,7 +97,7 @@ def test_manifest_names_are_escaped(tmp_path):
 def test_errors_stay_one_line(tmp_path):
     bad = tmp_path / "a\nb\x1b[2J.yaml"
     os.mkfifo(bad)
-    proc = run("validate-pod", bad)
+    proc = run_in_process("validate-pod", bad)
     assert proc.returncode == 3
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "\\n" in lines[0] and "\\x1b" in lines[0]

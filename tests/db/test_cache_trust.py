@@ -13,7 +13,8 @@ import zlib
 
 import numpy as np
 import pytest
-from helpers import NON_REGULAR, non_regular_target, run
+from helpers import NON_REGULAR, non_regular_target
+from helpers import run_in_process as run
 
 from gpuclass import PciDatabase
 from gpuclass.db import cache as C

@@ -181,18 +181,18 @@ def test_a_malformed_review_is_a_manifest_error(review, fragment):
 
 
 def test_the_commands(tmp_path):
-    proc = helpers.run("validate-pod", "--admission-policy")
+    proc = helpers.run_in_process("validate-pod", "--admission-policy")
     assert proc.returncode == 0, proc.stderr
     docs = list(yaml.safe_load_all(proc.stdout))
     assert [d["kind"] for d in docs] == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
     assert docs == admission_policy()
-    as_json = json.loads(helpers.run("validate-pod", "--admission-policy", "-o", "json").stdout)
+    as_json = json.loads(helpers.run_in_process("validate-pod", "--admission-policy", "-o", "json").stdout)
     assert as_json["kind"] == "List" and as_json["items"] == admission_policy()
     bad = _review(_pod(containers=[{"name": "t", "resources": {"limits": {GPU: "2"}}}]))
-    proc = helpers.run("validate-pod", "--admission-review", "-", stdin=json.dumps(bad))
+    proc = helpers.run_in_process("validate-pod", "--admission-review", "-", stdin=json.dumps(bad))
     assert proc.returncode == 1 and json.loads(proc.stdout) == admission_review(bad)
-    proc = helpers.run("validate-pod", "--admission-review", "-", stdin=json.dumps(_review(POD)))
+    proc = helpers.run_in_process("validate-pod", "--admission-review", "-", stdin=json.dumps(_review(POD)))
     assert proc.returncode == 0 and json.loads(proc.stdout)["response"]["allowed"] is True
-    usage = helpers.run("validate-pod", "--admission-policy", "pod.yaml")
+    usage = helpers.run_in_process("validate-pod", "--admission-policy", "pod.yaml")
     assert usage.returncode == 2
-    assert helpers.run("validate-pod").returncode == 2  # neither files nor a mode
+    assert helpers.run_in_process("validate-pod").returncode == 2  # neither files nor a mode

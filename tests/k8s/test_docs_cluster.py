@@ -31,11 +31,11 @@ def _shown(command: str) -> list[str]:
 
 
 def test_the_patches_shown_are_printed():
-    patch = helpers.run("labels", "--patch", "--node", "gex130-1", "--root", MACHINE)
+    patch = helpers.run_in_process("labels", "--patch", "--node", "gex130-1", "--root", MACHINE)
     assert _shown("gpuclass labels --patch --node gex130-1") == [patch.stdout.strip()]
-    host = helpers.run("labels", "--host-patch", "--host", "bm-gex130-1", "--root", MACHINE)
+    host = helpers.run_in_process("labels", "--host-patch", "--host", "bm-gex130-1", "--root", MACHINE)
     assert _shown("gpuclass labels --host-patch --host bm-gex130-1") == [host.stdout.strip()]
-    nfd = helpers.run("labels", "--nfd", "--root", MACHINE).stdout.splitlines()
+    nfd = helpers.run_in_process("labels", "--nfd", "--root", MACHINE).stdout.splitlines()
     shown = _shown("gpuclass labels --nfd")
     assert shown[-1] == nfd[-1] == "autopilot.syself.com/gpu=true"
     for line, printed in zip(shown[:-1], nfd):
@@ -44,7 +44,7 @@ def test_the_patches_shown_are_printed():
 
 def test_the_check_shown_is_printed():
     cm = ROOT / "examples" / "device-plugin-config.yaml"
-    proc = helpers.run("labels", "--check", cm)
+    proc = helpers.run_in_process("labels", "--check", cm)
     assert proc.returncode == 1
     shown = _shown("gpuclass labels --check examples/device-plugin-config.yaml")
     assert shown == [line.replace(str(cm), "examples/device-plugin-config.yaml")

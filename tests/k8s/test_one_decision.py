@@ -5,6 +5,7 @@ The machines: a GTX 1080 Ti (Pascal: proprietary modules only) beside an RTX PRO
 Blackwell Server (open modules only), a kernel-module conflict; and two cards of a policy
 that gives them different slices per card, a device plugin conflict.  The patch the
 command prints is applied with ``kubectl patch --local`` to the node as kubectl shows it.
+The commands run in this process (``helpers.run_in_process``).
 """
 
 from __future__ import annotations
@@ -77,32 +78,32 @@ def _labels_line(stdout: str) -> str:
 
 
 def test_every_command_refuses_the_conflict_with_exit_1(conflict):
-    scan = helpers.run("scan", "--root", conflict)
+    scan = helpers.run_in_process("scan", "--root", conflict)
     assert scan.returncode == 1, scan.stderr
     assert _labels_line(scan.stdout) == ("node label: none until the conflict is resolved "
                                          "(see 'gpuclass plan')")
     assert GPU_LABEL not in scan.stdout
     for fmt in ("json", "yaml"):
-        proc = helpers.run("scan", "--root", conflict, "-o", fmt)
+        proc = helpers.run_in_process("scan", "--root", conflict, "-o", fmt)
         summary = (json.loads if fmt == "json" else yaml.safe_load)(proc.stdout)["summary"]
         assert proc.returncode == 1 and summary["labels"] == {} and len(summary["conflicts"]) == 1
-    planned = helpers.run("plan", "--root", conflict, "-o", "json")
+    planned = helpers.run_in_process("plan", "--root", conflict, "-o", "json")
     assert planned.returncode == 1 and json.loads(planned.stdout)["plan"]["node_labels"] == {}
     assert json.loads(planned.stdout)["report"]["summary"]["labels"] == {}
-    labels = helpers.run("labels", "--root", conflict, "-o", "json")
+    labels = helpers.run_in_process("labels", "--root", conflict, "-o", "json")
     assert labels.returncode == 1 and json.loads(labels.stdout)["node_labels"] == {}
-    patch = helpers.run("labels", "--patch", "--node", "gex44-1", "--root", conflict)
+    patch = helpers.run_in_process("labels", "--patch", "--node", "gex44-1", "--root", conflict)
     assert patch.returncode == 1 and "conflict" in patch.stderr
     assert json.loads(patch.stdout)["metadata"]["labels"] == {}
 
 
 def test_the_conflict_patch_applied_by_kubectl_leaves_no_gpu_label(conflict):
-    proc = helpers.run("labels", "--patch", "--remove-stale", "--node", "gex44-1", "--root", conflict)
+    proc = helpers.run_in_process("labels", "--patch", "--remove-stale", "--node", "gex44-1", "--root", conflict)
     assert proc.returncode == 1
     node = kube.patch_local(GPU_NODE, proc.stdout.strip())  # the node was labelled before
     assert GPU_LABEL not in node["metadata"]["labels"]
     assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "gex44-1"
-    quiet = helpers.run("labels", "--patch", "--node", "gex44-1", "--root", conflict)
+    quiet = helpers.run_in_process("labels", "--patch", "--node", "gex44-1", "--root", conflict)
     assert kube.patch_local(GPU_NODE, quiet.stdout.strip()) == kube.patch_local(GPU_NODE, "{}")
 
 
@@ -113,6 +114,6 @@ def test_a_slices_conflict_exits_1_from_every_command(tmp_path):
                       .model_dump_json())
     for args in (["plan", "--report", report], ["labels", "--report", report],
                  ["labels", "--patch", "--report", report]):
-        proc = helpers.run(*args)
+        proc = helpers.run_in_process(*args)
         assert proc.returncode == 1, (args, proc.stderr)
         assert GPU_LABEL not in proc.stdout

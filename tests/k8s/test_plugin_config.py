@@ -149,22 +149,22 @@ def test_unreadable_input_is_a_manifest_error(tmp_path):
 def test_the_check_command(tmp_path):
     f = tmp_path / "config.yaml"
     f.write_text(GOOD)
-    assert helpers.run("labels", "--check", f).returncode == 0
+    assert helpers.run_in_process("labels", "--check", f).returncode == 0
     bad = tmp_path / "bad.yaml"
     bad.write_text(GOOD.replace("failRequestsGreaterThanOne", "FailRequestsGreaterThanOne")
                    .replace("replicas: 4", "replicas: 8"))
-    proc = helpers.run("labels", "--check", bad)
+    proc = helpers.run_in_process("labels", "--check", bad)
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert len(lines) == 2 and all(line.startswith(f"{bad}: sharing.timeSlicing.") for line in lines)
-    doc = json.loads(helpers.run("labels", "--check", bad, "-o", "json").stdout)
+    doc = json.loads(helpers.run_in_process("labels", "--check", bad, "-o", "json").stdout)
     assert [f["code"] for f in doc["findings"]] == ["miscased-key", "replicas"] and not doc["ok"]
     # a ConfigMap from stdin, as kubectl prints it
     cm = yaml.safe_dump(_cm(**{"config.yaml": GOOD, "other": GOOD}))
-    proc = helpers.run("labels", "--check", "-", stdin=cm)
+    proc = helpers.run_in_process("labels", "--check", "-", stdin=cm)
     assert proc.returncode == 1 and "default-key" in proc.stdout
-    assert helpers.run("labels", "--check", "-", "--default-key", "other", stdin=cm).returncode == 0
-    missing = helpers.run("labels", "--check", tmp_path / "nope.yaml")
+    assert helpers.run_in_process("labels", "--check", "-", "--default-key", "other", stdin=cm).returncode == 0
+    missing = helpers.run_in_process("labels", "--check", tmp_path / "nope.yaml")
     assert missing.returncode == 3 and missing.stderr.startswith("gpuclass: error:")
-    usage = helpers.run("labels", "--check", f, "--root", "/")
+    usage = helpers.run_in_process("labels", "--check", f, "--root", "/")
     assert usage.returncode == 2

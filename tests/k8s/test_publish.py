@@ -4,6 +4,7 @@
 The feature file is read here the way NFD's local source reads one (lines trimmed, ``#``
 lines skipped, ``key[=value]`` split at the first ``=``, value ``true`` by default); the
 patch is applied by ``kubectl patch --local`` to a host object as the provider's CRD holds it.
+The commands run in this process (``helpers.run_in_process``).
 """
 
 from __future__ import annotations
@@ -113,20 +114,20 @@ def machines(tmp_path_factory):
 
 
 def test_the_commands(machines):
-    nfd = helpers.run("labels", "--nfd", "--root", machines["gex44"])
+    nfd = helpers.run_in_process("labels", "--nfd", "--root", machines["gex44"])
     assert nfd.returncode == 0 and nfd_reads(nfd.stdout) == {GPU_LABEL: "true"}
-    bad = helpers.run("labels", "--nfd", "--root", machines["conflict"])
+    bad = helpers.run_in_process("labels", "--nfd", "--root", machines["conflict"])
     assert bad.returncode == 1 and nfd_reads(bad.stdout) == {} and "conflict" in bad.stderr
-    nf = helpers.run("labels", "--node-feature", "--node", "gex44-1", "--root", machines["gex44"])
+    nf = helpers.run_in_process("labels", "--node-feature", "--node", "gex44-1", "--root", machines["gex44"])
     assert nf.returncode == 0 and nf.stdout.startswith("# node-role.kubernetes.io/gpu is not set here")
     assert yaml.safe_load(nf.stdout)["spec"]["labels"] == {GPU_LABEL: "true"}
-    as_json = helpers.run("labels", "--node-feature", "--node", "gex44-1", "--root", machines["gex44"],
+    as_json = helpers.run_in_process("labels", "--node-feature", "--node", "gex44-1", "--root", machines["gex44"],
                           "-o", "json")
     assert json.loads(as_json.stdout) == yaml.safe_load(nf.stdout)
-    host = helpers.run("labels", "--host-patch", "--host", "bm-gex44-1", "--root", machines["gex44"])
+    host = helpers.run_in_process("labels", "--host-patch", "--host", "bm-gex44-1", "--root", machines["gex44"])
     assert host.returncode == 0 and len(host.stdout.splitlines()) == 1
     assert kube.patch_local(HOST, host.stdout.strip())["metadata"]["labels"]["hardware"] == "gpu"
-    stale = helpers.run("labels", "--host-patch", "--remove-stale", "--root", machines["conflict"])
+    stale = helpers.run_in_process("labels", "--host-patch", "--remove-stale", "--root", machines["conflict"])
     assert stale.returncode == 1 and json.loads(stale.stdout)["metadata"]["labels"] == {"hardware": None}
 
 
@@ -140,7 +141,7 @@ def test_the_commands(machines):
     (["--default-key", "x"], "--default-key applies only with --check"),
 ])
 def test_options_that_do_not_apply(machines, argv, fragment):
-    proc = helpers.run("labels", *argv)
+    proc = helpers.run_in_process("labels", *argv)
     assert proc.returncode == 2 and fragment in proc.stderr, proc.stderr
 
 

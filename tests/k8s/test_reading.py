@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import run
+from helpers import run_in_process as run
 
 from gpuclass.errors import ManifestError
 from gpuclass.k8s.objects import load_documents, read_documents

@@ -31,7 +31,7 @@ from gpuclass.audit.ingest.streams import read_at_most  # noqa: E402
 from gpuclass.audit.ingest.kinds import HEAD, read_kind_head, sniff  # noqa: E402
 from gpuclass.audit.ingest.text import Reader  # noqa: E402
 from gpuclass.errors import SourceError  # noqa: E402
-from helpers import run  # noqa: E402
+from helpers import run_in_process as run  # noqa: E402
 
 SEEDS = range(6)
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 
-from helpers import COMMAND, NON_REGULAR, non_regular_target, outside_tree  # noqa: E402
+from helpers import COMMAND, NON_REGULAR, non_regular_target, outside_tree, run_in_process  # noqa: E402
 
 from gpuclass.cachedir import make_cache_dir, replace_refusal, replacing  # noqa: E402
 from gpuclass.cli import main  # noqa: E402
@@ -255,8 +255,8 @@ def test_audit_and_db_compile_refuse_by_one_rule(tmp_path, kind):
     """The same helper (:func:`gpuclass.cachedir.replace_refusal`) and the same line."""
     out, _ = _target(tmp_path, kind)
     feed = _write_ndjson(tmp_path / "feed.ndjson", ["a1"])
-    a = _run("audit", feed, "--format", "csv", "-o", out)
-    b = _run("db", "compile", "--write", out)
+    a = run_in_process("audit", feed, "--format", "csv", "-o", out)
+    b = run_in_process("db", "compile", "--write", out)
     assert a.returncode == b.returncode == 3
     refusal = replace_refusal(out)
     assert a.stderr == b.stderr == f"gpuclass: error: {refusal}\n"

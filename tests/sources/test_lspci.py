@@ -130,7 +130,7 @@ def test_numbers_at_the_edge_of_int32_are_values(form):
 def test_scan_of_a_dump_past_int32_flags_one_device(tmp_path):
     import json
 
-    from helpers import run
+    from helpers import run_in_process as run
 
     p = tmp_path / "lspci-vmm.txt"
     p.write_text(VMM + "NUMANode:\t4294967296\nIOMMUGroup:\t" + "9" * 40 + "\n")

@@ -12,7 +12,7 @@ from gpuclass.classify import classify_table
 from gpuclass.constants import FLAG_PF, FLAG_VF, SUPPORTED, VIRTUAL_FUNCTION
 from gpuclass.errors import InputError, NotLspciOutput, SourceError
 from gpuclass.sources.lspci import parse_lspci, read_lspci
-from helpers import run
+from helpers import run_in_process as run
 from lspci_samples import (
     GEX44_NN_RESCUE,
     GEX44_NNK_FLAT,

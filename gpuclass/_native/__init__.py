@@ -80,7 +80,13 @@ def _choose() -> None:
         try:
             from .. import _core as chosen  # type: ignore[no-redef]
         except ImportError as exc:  # pragma: no cover - exercised in the no-build CI leg
-            error = f"{type(exc).__name__}: {exc}"
+            import importlib.util
+
+            if importlib.util.find_spec(f"{__name__.rpartition('.')[0]}._core") is None:
+                error = ("the compiled core is not built here (installed without a C compiler, "
+                         "or a checkout without build_ext --inplace)")
+            else:  # built, and failed to load: say why
+                error = f"{type(exc).__name__}: {exc}"
     g = globals()
     g.setdefault("compiled", chosen)
     g.setdefault("COMPILED_IMPORT_ERROR", error)

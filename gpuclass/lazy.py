@@ -35,16 +35,18 @@ def compiled_function(module: str, name: str) -> Any:
         return None
 
 
-def lazy_exports(package: str, names: dict[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:
+def lazy_exports(package: str, names: dict[str, Any], namespace: dict[str, Any]) -> Callable[[str], Any]:
     """A ``__getattr__`` for ``package``: each name of ``names`` is taken from its submodule
-    (``names[name]``, relative to the package) when first asked for, and kept in
-    ``namespace`` (the package's globals) so that the next lookup finds it directly."""
+    (``names[name]``, relative to the package; or ``(submodule, its name there)``) when
+    first asked for, and kept in ``namespace`` (the package's globals) so that the next
+    lookup finds it directly."""
 
     def __getattr__(name: str) -> Any:
-        module = names.get(name)
-        if module is None:
+        where = names.get(name)
+        if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        module, attr = (where, name) if isinstance(where, str) else where
+        value = getattr(importlib.import_module(f"{package}.{module}"), attr)
         namespace[name] = value
         return value
 

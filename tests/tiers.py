@@ -74,6 +74,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    if not item.config.getoption("--store-tiers"):  # timed only when recording
+        yield
+        return
     _current.append(item.nodeid)
     start = time.perf_counter()
     try:

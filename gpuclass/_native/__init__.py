@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 
+from ..lazy import lazy_exports
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
@@ -48,23 +50,23 @@ __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "
            "as_id_array", "as_key_array", "as_unsigned", "audit_columns", "cell_text", "cell_value",
            "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules", "rollup_rows", "read_device_rows"]
 
-# name -> (contract module, its name there).  Imported on first use: the compiled core and
+# name -> (module, its name there).  Imported on first use: the compiled core and
 # most contracts load numpy, and a caller of the rules alone (contract/rules.py) does without.
 _EXPORTS = {
-    "as_id_array": ("args", "as_id_array"), "as_key_array": ("args", "as_key_array"),
-    "as_unsigned": ("args", "as_unsigned"),
-    "cell_text": ("audit", "cell_text"), "cell_value": ("audit", "cell_value"),
-    "problem_text": ("audit", "problem_text"), "key_column": ("audit", "column_of"),
-    "audit_columns": ("audit", "table_columns"),
-    "MatchTables": ("match", "MatchTables"), "build_match_tables": ("match", "build_match_tables"),
-    "tables_from_rules": ("match", "tables_from_rules"),
-    "KEY_DTYPES": ("pciids", "KEY_DTYPES"), "TABLES": ("pciids", "TABLES"),
-    "RuleMaps": ("rules", "RuleMaps"), "compile_rules": ("rules", "compile_rules"),
-    "match_rows": ("rules", "match_rows"), "rollup_rows": ("rollup_rules", "rollup_rows"),
-    "SYSFS_DEFAULTS": ("sysfs", "DEFAULTS"), "DIRFLAGS": ("sysfs", "DIRFLAGS"),
-    "Root": ("sysfs", "Root"), "why": ("sysfs", "why"), "SYSFS_COLUMNS": ("sysfs", "VALUE_COLUMNS"),
+    "as_id_array": ("contract.args", "as_id_array"), "as_key_array": ("contract.args", "as_key_array"),
+    "as_unsigned": ("contract.args", "as_unsigned"),
+    "cell_text": ("contract.audit", "cell_text"), "cell_value": ("contract.audit", "cell_value"),
+    "problem_text": ("contract.audit", "problem_text"), "key_column": ("contract.audit", "column_of"),
+    "audit_columns": ("contract.audit", "table_columns"),
+    "MatchTables": ("contract.match", "MatchTables"), "build_match_tables": ("contract.match", "build_match_tables"),
+    "tables_from_rules": ("contract.match", "tables_from_rules"),
+    "KEY_DTYPES": ("contract.pciids", "KEY_DTYPES"), "TABLES": ("contract.pciids", "TABLES"),
+    "RuleMaps": ("contract.rules", "RuleMaps"), "compile_rules": ("contract.rules", "compile_rules"),
+    "match_rows": ("contract.rules", "match_rows"), "rollup_rows": ("contract.rollup_rules", "rollup_rows"),
+    "SYSFS_DEFAULTS": ("contract.sysfs", "DEFAULTS"), "DIRFLAGS": ("contract.sysfs", "DIRFLAGS"),
+    "Root": ("contract.sysfs", "Root"), "why": ("contract.sysfs", "why"), "SYSFS_COLUMNS": ("contract.sysfs", "VALUE_COLUMNS"),
     # the twin's reader with its values as lists: device directories read without numpy
-    "read_device_rows": ("..sysfs_py", "read_device_rows"),
+    "read_device_rows": ("sysfs_py", "read_device_rows"),
 }
 
 
@@ -93,6 +95,9 @@ def _choose() -> None:
     g.setdefault("core", chosen if chosen is not None else importlib.import_module(f"{__name__}.twin"))
 
 
+_exported = lazy_exports(__name__, _EXPORTS, globals())
+
+
 def __getattr__(name: str):
     # The twin is imported when asked for (tests, the no-build fallback): a process on
     # the compiled core does not pay for it.
@@ -103,10 +108,4 @@ def __getattr__(name: str):
         return globals()[name]
     if name == "twin":
         return importlib.import_module(f"{__name__}.twin")
-    where = _EXPORTS.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = where[0][2:] if where[0].startswith("..") else f"contract.{where[0]}"
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), where[1])
-    globals()[name] = value
-    return value
+    return _exported(name)

@@ -27,9 +27,9 @@ from . import constants as C
 from ._native import core as _default_core
 from .constants import COMPANION, INVALID, NOT_GPU, STATUS_NAMES, SUPPORTED, UNSUPPORTED, VIRTUAL_FUNCTION
 from .errors import InputError
-from .pcinames import default_names, device_label, near_miss
+from . import verdicts as _verdicts
+from .pcinames import default_names
 from .policy import CompiledPolicy, compile_policy
-from .policy.nodes import decide_node
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -90,57 +90,22 @@ class ClassificationResult:
         a = self.inputs.get(name)
         return None if a is None else int(np.asarray(a)[i])
 
+    def _ids(self, i: int) -> tuple[Any, Any, Any, Any]:
+        return (self._value("vendor", i), self._value("device", i), *self._subsystem(i))
+
     def explain(self, i: int, db: DeviceNames | None = None) -> tuple[str | None, Any, str | None]:
-        """``(pci.ids name, near miss, note)`` for device ``i``."""
-        v, d = self._value("vendor", i), self._value("device", i)
-        sv, sd = self._subsystem(i)
+        """``(pci.ids name, near miss, note)`` for device ``i`` (:func:`gpuclass.verdicts.explain`)."""
         db = default_names() if db is None else db
-        name = device_label(db, v, d, sv, sd)
-        st = int(self.status[i])
-        note = miss = None
-        if st == UNSUPPORTED:
-            rule = self.compiled.rule_for(v, d, sv, sd)
-            if rule is not None and rule.card < 0:
-                note = "denied by policy" + (f": {rule.reason}" if rule.reason else "")
-            else:
-                note = "not on the allowlist: a plain display adapter, no GPU support and no slices"
-            miss = near_miss(self.compiled, v, d, name)
-        elif st == SUPPORTED:
-            note = None
-        elif st == COMPANION:
-            note = "another function of a GPU card (audio, USB, UCSI): not a GPU"
-        elif st == VIRTUAL_FUNCTION:
-            note = "an SR-IOV virtual function: never counted as a card"
-        elif st == INVALID:
-            note = "the hardware source flagged this record as unreadable"
-        return name, miss, note
+        return _verdicts.explain(self.compiled, int(self.status[i]), self._ids(i), db)
 
     def verdicts(self, db: DeviceNames | None = None, indices: Iterable[int] | None = None) -> list[dict[str, Any]]:
         """What the policy makes of each device (all, or ``indices``): ``status``, ``card``,
         ``card_name``, ``slices``, ``note`` and ``near_miss`` (a dict or None), as plain
-        data: the one place a device's classification becomes a record's fields
-        (:meth:`devices` and ``gpuclass scan`` both use it).  The explanation of a device
-        depends on its IDs and status alone, so it is made once per distinct pair."""
+        data (:func:`gpuclass.verdicts.verdicts`: :meth:`devices` and ``gpuclass scan``
+        both use it)."""
         names = default_names() if db is None else db
-        cards = self.compiled.cards
-        rows = range(len(self)) if indices is None else indices
-        status, card, slices = self.status.tolist(), self.card.tolist(), self.slices.tolist()
-        explained: dict[tuple[Any, ...], tuple[str | None, dict[str, Any] | None]] = {}
-        out = []
-        for i in rows:
-            i = int(i)
-            st, c = status[i], card[i]
-            note = near = None
-            if st not in (NOT_GPU, SUPPORTED):  # say why they get nothing
-                key = (st, self._value("vendor", i), self._value("device", i), *self._subsystem(i))
-                if key not in explained:
-                    _, miss, why = self.explain(i, names)
-                    explained[key] = (why, None if miss is None else miss._asdict())
-                note, near = explained[key]
-            out.append({"status": STATUS_NAMES[st], "card": cards[c]["id"] if c >= 0 else None,
-                        "card_name": cards[c]["name"] if c >= 0 else None, "slices": slices[i],
-                        "note": note, "near_miss": None if near is None else dict(near)})
-        return out
+        return _verdicts.verdicts(self.compiled, self.status.tolist(), self.card.tolist(),
+                                  self.slices.tolist(), self._ids, names, indices)
 
     def devices(self, db: DeviceNames | None = None,
                 indices: Iterable[int] | None = None) -> list[DeviceClassification]:
@@ -271,38 +236,13 @@ class Rollup:
 
     def card_counts(self, i: int) -> dict[int, int]:
         """Supported cards of group ``i`` by card index."""
-        counts = (self._card_counts or {}).get(i)
-        if counts is None:
-            cards, model = int(self.cards[i]), int(self.model[i])
-            counts = {model: cards} if cards and model >= 0 else {}
-        return counts
+        return _verdicts.card_counts([int(x) for x in self.matrix[i]], (self._card_counts or {}).get(i))
 
     def node_data(self, i: int, name: str | int | None = None) -> dict[str, Any]:
-        """Group ``i`` as plain data: the fields of :class:`gpuclass.models.NodeGpuSummary`."""
-        row = [int(x) for x in self.matrix[i]]
-        cards = self.compiled.cards
-        by_id = {cards[c]["id"]: n for c, n in sorted(self.card_counts(i).items()) if c >= 0}
-        warnings = []
-        if row[C.R_MIXED] & C.MIXED_UNSUPPORTED:
-            warnings.append(
-                f"mixed node: {row[C.R_CARDS]} supported card(s) next to {row[C.R_UNSUPPORTED]} "
-                "unsupported NVIDIA GPU(s); the device plugin may expose the unsupported ones too")
-        if row[C.R_MIXED] & C.MIXED_MODELS:
-            warnings.append("mixed node: more than one supported card model ("
-                            + ", ".join(sorted(by_id)) + ")")
-        if row[C.R_INVALID]:
-            warnings.append(f"{row[C.R_INVALID]} device record(s) could not be read")
-        gpu = row[C.R_CARDS] > 0
-        # the one node decision: labels only without a conflict between the cards
-        decided = decide_node([cards[c] for c in sorted(self.card_counts(i)) if c >= 0],
-                              self.compiled.slices_per_card)
-        return dict(
-            node=i if name is None else name, gpu_node=gpu,
-            labels=decided.labels, conflicts=decided.conflicts, cards=by_id,
-            supported_cards=row[C.R_CARDS], slices=row[C.R_SLICES], resource=C.GPU_RESOURCE,
-            unsupported_gpus=row[C.R_UNSUPPORTED], companions=row[C.R_COMPANIONS],
-            virtual_functions=row[C.R_VFS], invalid=row[C.R_INVALID],
-            mixed=bool(row[C.R_MIXED]), warnings=warnings)
+        """Group ``i`` as plain data: the fields of :class:`gpuclass.models.NodeGpuSummary`
+        (:func:`gpuclass.verdicts.node_data`)."""
+        return _verdicts.node_data([int(x) for x in self.matrix[i]], self.card_counts(i), self.compiled,
+                                   i if name is None else name)
 
     def node(self, i: int, name: str | int | None = None):
         """Group ``i`` as a :class:`gpuclass.models.NodeGpuSummary`."""
@@ -343,7 +283,5 @@ def summarize(result: ClassificationResult | None = None, *, status: ArrayLike |
         st = np.asarray(status)
         g = np.zeros(st.shape[0], dtype=np.int64) if group is None else np.asarray(group)
         sel = (st == SUPPORTED) & np.isin(g, mixed_models)
-        for gi, ci in zip(g[sel].tolist(), np.asarray(card)[sel].tolist()):
-            counts.setdefault(gi, {}).setdefault(ci, 0)
-            counts[gi][ci] += 1
+        counts = _verdicts.tally(g[sel].tolist(), st[sel].tolist(), np.asarray(card)[sel].tolist())
     return Rollup(matrix, compiled, counts)

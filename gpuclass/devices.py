@@ -31,6 +31,7 @@ import numpy as np
 
 from .constants import FLAG_BOOT_VGA, FLAG_INVALID, FLAG_PF, FLAG_VF, GPU_CLASSES, NO_ADDRESS, flag_names
 from .errors import InputError
+from .ids import address_text
 
 if TYPE_CHECKING:
     from .records import DeviceNames
@@ -303,9 +304,8 @@ class DeviceTable:
 
     def addresses(self) -> list[str]:
         """``DDDD:BB:SS.F`` per row (domain at least 4 hex digits); ``-`` without one."""
-        return [f"{d:04x}:{b:02x}:{s:02x}.{f:x}" if f != NO_ADDRESS else "-"
-                for d, b, s, f in zip(self.domain.tolist(), self.bus.tolist(),
-                                      self.slot.tolist(), self.function.tolist())]
+        return [address_text(d, b, s, f) for d, b, s, f in zip(self.domain.tolist(), self.bus.tolist(),
+                                                                self.slot.tolist(), self.function.tolist())]
 
     def equals(self, other: DeviceTable, *, text: bool = False) -> bool:
         """Same rows in the same order (text names too when ``text``); ``source`` is ignored."""

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 
 TYPE_CHECKING = False
 
+from .constants import NO_ADDRESS
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -145,6 +146,16 @@ def format_address(domain: int, bus: int, slot: int, function: int) -> str:
     '10000:e1:00.1'
     """
     return f"{domain:04x}:{bus:02x}:{slot:02x}.{function:x}"
+
+
+def address_text(domain: int, bus: int, slot: int, function: int) -> str:
+    """A device row's address as its records write it: :func:`format_address`, or ``-``
+    for a row without one (``function`` is ``NO_ADDRESS``).
+
+    >>> address_text(0, 1, 0, 0), address_text(0, 0, 0, 0xFF)
+    ('0000:01:00.0', '-')
+    """
+    return format_address(domain, bus, slot, function) if function != NO_ADDRESS else "-"
 
 
 # -- columns -----------------------------------------------------------------------------

@@ -21,12 +21,12 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False
 
 from .constants import flag_names
 
 if TYPE_CHECKING:
-    from typing import Protocol
+    from typing import Any, Protocol
 
     class DeviceNames(Protocol):
         """What names devices: a :class:`~gpuclass.PciDatabase`, or :data:`gpuclass.pcinames.NO_NAMES`."""
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
         def class_name(self, base: int, subclass: int | None = None, /) -> str | None: ...
 
 
-__all__ = ["DEVICE_FIELDS", "ID_FIELDS", "SOURCE_FIELDS", "device_record", "id_record",
-           "table_records", "hex4", "hex2"]
+__all__ = ["DEVICE_FIELDS", "ID_FIELDS", "SOURCE_FIELDS", "RECORD_COLUMNS", "device_record", "id_record",
+           "table_records", "column_records", "hex4", "hex2"]
 
 # The shared record, in this order.
 DEVICE_FIELDS = ("slot", "class", "class_name", "progif", "vendor", "vendor_name", "device",
@@ -110,24 +110,34 @@ def id_record(ids: list[int], db: DeviceNames | None = None) -> dict:
     return out
 
 
+# The numeric columns a row's record reads (DeviceTable attributes, or lists of ints).
+RECORD_COLUMNS = ("vendor", "device", "subvendor", "subdevice", "has_subsystem", "class_code", "revision",
+                  "numa_node", "iommu_group", "sriov_totalvfs", "sriov_numvfs", "flags")
+
+
 def table_records(table: Any, db: DeviceNames | None = None) -> list[dict]:
     """One record per row of a DeviceTable: the shared fields, then what the source read
     (NUMA node, IOMMU group, SR-IOV counts, flags, problem).  A row the source flagged as
     unreadable keeps its IDs but gets no names."""
-    cols = {name: getattr(table, name).tolist() for name in
-            ("vendor", "device", "subvendor", "subdevice", "has_subsystem", "class_code", "revision",
-             "numa_node", "iommu_group", "sriov_totalvfs", "sriov_numvfs", "flags")}
-    addrs = table.addresses()
+    cols = {name: getattr(table, name).tolist() for name in RECORD_COLUMNS}
+    return column_records(cols, list(table.driver), list(table.problems), table.addresses(), db)
+
+
+def column_records(cols: dict[str, list[int]], driver: list[str | None], problems: list[str | None],
+                   addrs: list[str], db: DeviceNames | None = None) -> list[dict]:
+    """:func:`table_records` of columns given as lists (:data:`RECORD_COLUMNS` as ints, the
+    drivers, the problems, the addresses as ``DeviceTable.addresses`` writes them): what a
+    scan of a machine's few devices builds without numpy."""
     out = []
     named: dict = {}  # a large machine repeats a few models many times: look names up once each
-    for i in range(len(table)):
-        problem = table.problems[i]
+    for i in range(len(addrs)):
+        problem = problems[i]
         has_sub = cols["has_subsystem"][i]
         ids = (cols["vendor"][i], cols["device"][i], cols["class_code"][i] >> 8,
                cols["subvendor"][i] if has_sub else None, cols["subdevice"][i] if has_sub else None)
         rec = device_record(
             ids[0], ids[1], cols["class_code"][i], subvendor=ids[3], subdevice=ids[4],
-            revision=cols["revision"][i], driver=table.driver[i],
+            revision=cols["revision"][i], driver=driver[i],
             slot=addrs[i] if addrs[i] != "-" else None)
         if db is not None and problem is None:
             names = named.get(ids)

@@ -225,7 +225,7 @@ LAYERS = [
     ("gpuclass._native", "gpuclass._core", "gpuclass._feed"),
     ("gpuclass.devices", "gpuclass.models", "gpuclass.records"),
     ("gpuclass.db", "gpuclass.sources", "gpuclass.policy"),
-    ("gpuclass.classify", "gpuclass.pcinames", "gpuclass.textmatch"),
+    ("gpuclass.classify", "gpuclass.verdicts", "gpuclass.pcinames", "gpuclass.textmatch"),
     ("gpuclass.provisioner", "gpuclass.k8s", "gpuclass.audit", "gpuclass.dask", "gpuclass.report"),
     ("gpuclass.cli", "gpuclass.__main__", "gpuclass"),
 ]

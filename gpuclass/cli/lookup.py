@@ -6,6 +6,9 @@ ID), in the device record shape of :mod:`gpuclass.records`: ``vendor``, ``device
 
 Exit codes: 0 every name was found, 1 the database lacks some name (shown as
 unknown/null), 2 a malformed ID, 3 the database is missing or cannot be read.
+
+Names come from the database's compiled cache mapped without numpy
+(:mod:`gpuclass.db.mapped`) once a first run has written it.
 """
 
 from __future__ import annotations
@@ -40,12 +43,24 @@ def parse_ids(text: str) -> list[int]:
     return [parse_id(part, f"ID {text!r} {names[i]}") for i, part in enumerate(parts)]
 
 
+def names(path):
+    """The database's names: mapped from its cache without numpy where one is there (every
+    run after the first), else the database loaded (which writes the cache)."""
+    from ..db.mapped import cached_names
+
+    db = cached_names(path)
+    if db is None:
+        from ..db import default_database
+
+        db = default_database(path)
+    return db
+
+
 def run(args) -> int:
-    from ..db import default_database
     from ..records import id_record
 
     parsed = [parse_ids(text) for text in args.ids]  # all-or-nothing: validate first
-    db = default_database(args.db)
+    db = names(args.db)
     results = [id_record(ids, db) for ids in parsed]
     if args.format != "table":
         emit(results, args.format)

@@ -6,39 +6,50 @@ of the same directory, so that an unchanged file is not even read.  It is only a
 shortcut: :func:`alias_target` accepts nothing but a bare cache file name, and the
 file it names is checked like any other (:mod:`gpuclass.db.cache`).
 
->>> alias_target(Path("/nonexistent/stat-0.gpcdb")) is None
+Paths are strings here (``os.path``; a :class:`~pathlib.Path` is accepted), so that the
+start of ``gpuclass scan`` (:mod:`gpuclass.db.mapped`) finds its cache without pathlib
+or OpenSSL: the SHA-256 is the interpreter's built-in one where it has it.
+
+>>> alias_target("/nonexistent/stat-0.gpcdb") is None
 True
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from pathlib import Path
+
+try:  # the interpreter's own SHA-256 (no OpenSSL to load); the same digest as hashlib's
+    from _sha2 import sha256 as _sha256  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256 as _sha256  # Python 3.11
+    except ImportError:  # a build without them
+        from hashlib import sha256 as _sha256
 
 __all__ = ["stat_alias", "alias_target", "link_alias", "sweep_temps", "retire_old", "STALE_TEMP_SECONDS",
            "DATABASES_KEPT", "ALIASES_KEPT"]
 
 
-def stat_alias(cdir: Path, src: Path) -> Path | None:
+def stat_alias(cdir: str | os.PathLike, src: str | os.PathLike) -> str | None:
     """The alias file name for ``src`` as it is now on disk (None if it cannot be stat'ed)."""
     try:
-        st = src.stat()
+        st = os.stat(src)
         # ctime too: a rewrite that keeps size and restores mtime (touch -r, cp -p over
         # the same inode) still moves ctime, which no one can set back.
-        ident = (f"{src.resolve()}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+        ident = (f"{os.path.realpath(src)}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
                  f"\0{st.st_ctime_ns}")
-    except OSError:
+    except (OSError, ValueError):
         return None
-    return cdir / f"stat-{hashlib.sha256(ident.encode()).hexdigest()[:32]}.gpcdb"
+    digest = _sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()
+    return os.path.join(cdir, f"stat-{digest[:32]}.gpcdb")
 
 
 # A temp file this old is a writer's that died (killed, power cut) before its rename.
 STALE_TEMP_SECONDS = 3600
 
 
-def sweep_temps(cdir: Path) -> None:
+def sweep_temps(cdir: str | os.PathLike) -> None:
     """Remove temp files that dead writers left in the cache directory (best effort)."""
     import time
 
@@ -63,7 +74,8 @@ DATABASES_KEPT = 4
 ALIASES_KEPT = 16
 
 
-def retire_old(cdir: Path, cache: Path | None = None, alias: Path | None = None) -> None:
+def retire_old(cdir: str | os.PathLike, cache: str | os.PathLike | None = None,
+               alias: str | os.PathLike | None = None) -> None:
     """After ``cache`` (a compiled database) or ``alias`` was written: remove all but the
     newest databases and aliases (best effort; see :func:`gpuclass.cachedir.prune`)."""
     from ..cachedir import prune
@@ -76,25 +88,26 @@ def retire_old(cdir: Path, cache: Path | None = None, alias: Path | None = None)
 _TARGET = re.compile(r"pciids-[0-9a-f]{32}\.gpcdb")
 
 
-def alias_target(alias: Path) -> Path | None:
+def alias_target(alias: str | os.PathLike) -> str | None:
     """The cache file an alias names, when it is a link to a cache file of the same
     directory (anything else, a link that leaves the directory included, is no alias)."""
     try:
         target = os.readlink(alias)
     except OSError:
         return None
-    return alias.with_name(target) if _TARGET.fullmatch(target) else None
+    return os.path.join(os.path.dirname(alias), target) if _TARGET.fullmatch(target) else None
 
 
-def link_alias(alias: Path, target: Path) -> None:
+def link_alias(alias: str | os.PathLike, target: str | os.PathLike) -> None:
     """Point ``alias`` at ``target`` atomically; failures only cost the fast path."""
-    tmp = alias.with_name(f".tmp-{os.getpid()}-{alias.name}")
+    alias = os.fspath(alias)
+    tmp = os.path.join(os.path.dirname(alias), f".tmp-{os.getpid()}-{os.path.basename(alias)}")
     try:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-        os.symlink(target.name, tmp)
+        os.symlink(os.path.basename(target), tmp)
         os.replace(tmp, alias)
     except OSError:
         try:

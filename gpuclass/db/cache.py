@@ -31,41 +31,28 @@ import mmap
 import os
 import re
 import stat
-import struct
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from .._native import KEY_DTYPES, TABLES
+from .._native import TABLES
 from ..cachedir import ENV_CACHE_DIR, cache_dir, make_cache_dir, replace_refusal, replacing, trust_problem
 from ..documents import DocumentError, load_json
 from ..errors import CacheError
 from ..inputs import kind_of
+from .layout import ALIGN as _ALIGN
+from .layout import ARRAYS, CACHE_FORMAT, CACHE_MAGIC, ITEMSIZE, MAX_META, parse_head
+from .layout import HEAD as _CACHE_HEAD
+from .layout import TABLE as _CACHE_TABLE
 
 __all__ = ["ARRAYS", "CACHE_FORMAT", "CACHE_MAGIC", "ENV_CACHE_DIR", "CacheArrays", "EagerArrays",
            "cache_dir", "write_cache", "read_cache", "compact_names", "trust_problem", "make_cache_dir",
            "MAX_META"]
 
-ARRAYS = ("blob", "name_start", "name_end") + tuple(f"{t}_{part}" for t in TABLES for part in ("keys", "name"))
-
 # The dtype each array of a cache file must declare (little-endian unsigned integers),
-# so that nothing else is ever mapped.
-_EXPECTED_DTYPES = {"blob": np.dtype("<u1"), "name_start": np.dtype("<u4"), "name_end": np.dtype("<u4")}
-_EXPECTED_DTYPES.update({f"{t}_keys": np.dtype(d).newbyteorder("<") for t, d in zip(TABLES, KEY_DTYPES)})
-_EXPECTED_DTYPES.update({f"{t}_name": np.dtype("<u4") for t in TABLES})
-_LAYOUT_DTYPES = tuple((name, _EXPECTED_DTYPES[name]) for name in ARRAYS)
-# Arrays that must have the same length.
-_SAME_LENGTH = (("name_start", "name_end"),) + tuple((f"{t}_keys", f"{t}_name") for t in TABLES)
-
-CACHE_MAGIC = b"GPCLSDB\x01"
-CACHE_FORMAT = 2
-# magic, format, metadata length, payload length; then (offset, count, crc32)
-# for every array of ARRAYS, in that order.
-_CACHE_HEAD = struct.Struct("<8sIIQ")
-_CACHE_TABLE = struct.Struct("<" + "QQI" * len(ARRAYS))
-# The metadata: a flat object of these keys, each a string (or null), at most 64 KiB.
-MAX_META = 64 * 1024
+# so that nothing else is ever mapped: the layout's item sizes, as numpy dtypes.
+_EXPECTED_DTYPES = {name: np.dtype(f"<u{size}") for name, size in ITEMSIZE.items()}
 _META_KEYS = ("sha256", "source", "version", "date")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _ALIGN = 8
@@ -251,37 +238,12 @@ def _meta(raw: bytes, name: str) -> dict:
 
 
 def _parse(raw, name: str, expect_sha256: str | None) -> tuple[CacheArrays, dict]:
-    total = len(raw)
-    if total < _CACHE_HEAD.size + _CACHE_TABLE.size:
-        raise CacheError(f"{name}: not a gpuclass database cache")
-    magic, fmt, meta_len, payload_len = _CACHE_HEAD.unpack_from(raw, 0)
-    if magic != CACHE_MAGIC:
-        raise CacheError(f"{name}: not a gpuclass database cache")
-    if fmt != CACHE_FORMAT:
-        raise CacheError(f"{name}: cache format {fmt}, expected {CACHE_FORMAT}")
-    meta_at = _CACHE_HEAD.size + _CACHE_TABLE.size
-    payload_at = meta_at + meta_len
-    if payload_at + payload_len != total:
-        raise CacheError(f"{name}: truncated or padded cache ({total} bytes, "
-                         f"expected {payload_at + payload_len})")
-    if payload_at % _ALIGN:
-        raise CacheError(f"{name}: payload not {_ALIGN}-byte aligned")
-    meta = _meta(bytes(raw[meta_at:payload_at]), name)
+    head = parse_head(raw, name)
+    meta = _meta(bytes(raw[head.meta_at:head.payload_at]), name)
     if expect_sha256 is not None and meta.get("sha256") != expect_sha256:
         raise CacheError(f"{name}: stale cache (built from another pci.ids)")
-    table = _CACHE_TABLE.unpack_from(raw, _CACHE_HEAD.size)
-    layout: dict[str, tuple] = {}
-    it = iter(table)
-    for (aname, dt), offset, count, crc in zip(_LAYOUT_DTYPES, it, it, it):
-        if offset % _ALIGN:
-            # a misaligned array would make the kernels' 64-bit loads misaligned
-            raise CacheError(f"{name}: array {aname} at offset {offset}, not {_ALIGN}-byte aligned")
-        if offset + count * dt.itemsize > payload_len:
-            raise CacheError(f"{name}: array {aname} lies outside the payload")
-        layout[aname] = (dt, offset, count, crc)
-    if any(layout[a][2] != layout[b][2] for a, b in _SAME_LENGTH):
-        raise CacheError(f"{name}: arrays of one table differ in length")
-    payload = memoryview(raw)[payload_at:]
+    layout = {aname: (_EXPECTED_DTYPES[aname], *where) for aname, where in head.arrays.items()}
+    payload = memoryview(raw)[head.payload_at:]
     return CacheArrays(payload, layout, name), meta
 
 

@@ -44,7 +44,8 @@ from ..inputs import input_name, is_stdin
 from .aliases import alias_target, link_alias, retire_old, stat_alias, sweep_temps
 from .cache import ARRAYS, EagerArrays, cache_dir, make_cache_dir, read_cache, trust_problem, write_cache
 from .locate import header_info, read_pci_ids, resolve_path
-from .vector import VectorLookups, class_fallback, ide_progif
+from .names import NameRules
+from .vector import VectorLookups
 
 __all__ = ["PciDatabase", "default_database", "TABLES"]
 
@@ -81,12 +82,14 @@ class _Table:
         return self._source.length(f"{self.name}_keys")
 
 
-class PciDatabase(VectorLookups):
+class PciDatabase(NameRules, VectorLookups):
     """The PCI ID database: vendors, devices, subsystems, classes, as arrays.
 
     Build one with :meth:`load` (a pci.ids path, cached), :meth:`from_bytes`
     (text in memory) or :meth:`load_compiled` (a cache file).  Scalar lookups
-    are methods here; their array forms (``*_index``, ``*_names``) are
+    (``vendor_name``, ``device_name``, ``subsystem_name``, ``class_name``, ...) are
+    :class:`~gpuclass.db.names.NameRules`' (libpci's rules, written once over
+    ``_find``); their array forms (``*_index``, ``*_names``) are
     :class:`~gpuclass.db.vector.VectorLookups`'.
     """
 
@@ -253,66 +256,6 @@ class PciDatabase(VectorLookups):
         pos = t.index.find(key)
         return None if pos < 0 else self._name(int(t.names[pos]))
 
-    def vendor_name(self, vendor: int) -> str | None:
-        """The vendor's name, or None.
-
-        >>> default_database().vendor_name(0x10DE)
-        'NVIDIA Corporation'
-        """
-        return self._find("vendor", _id16(vendor, "vendor"))
-
-    def device_name(self, vendor: int, device: int) -> str | None:
-        """The device's name, or None."""
-        return self._find("device", (_id16(vendor, "vendor") << 16) | _id16(device, "device"))
-
-    def subvendor_name(self, subvendor: int) -> str | None:
-        """The subsystem vendor's name: a vendor lookup, as in libpci."""
-        return self.vendor_name(subvendor)
-
-    def subsystem_name(self, vendor: int, device: int, subvendor: int, subdevice: int) -> str | None:
-        """The subsystem's name with libpci's fallbacks (see the module docstring)."""
-        v, d = _id16(vendor, "vendor"), _id16(device, "device")
-        sv, sd = _id16(subvendor, "subvendor"), _id16(subdevice, "subdevice")
-        name = None
-        if v > 0 and d > 0:
-            name = self._find("subsys", (v << 48) | (d << 32) | (sv << 16) | sd)
-        if name is None:
-            name = self._find("gensub", (sv << 16) | sd)
-        if name is None and v == sv and d == sd:
-            name = self._find("device", (v << 16) | d)
-        return name
-
-    def class_name(self, base: int, subclass: int | None = None) -> str | None:
-        """The subclass name, else (as libpci) the class name with the class number; or None.
-
-        With ``subclass`` None, the base class name alone.
-
-        >>> db = default_database()
-        >>> db.class_name(0x03, 0x02), db.class_name(0x03, 0x7F), db.class_name(0x03)
-        ('3D controller', 'Display controller [037f]', 'Display controller')
-        """
-        b = _id8(base, "class")
-        if subclass is None:
-            return self._find("class", b)
-        s = _id8(subclass, "subclass")
-        name = self._find("subclass", (b << 8) | s)
-        if name is not None:
-            return name
-        # libpci answers a known class with an unknown subclass by the class and its
-        # number, even with numbers turned off: "Display controller [037f]"
-        name = self._find("class", b)
-        return None if name is None else class_fallback(name, b, s)
-
-    def subclass_name(self, base: int, subclass: int) -> str | None:
-        """The subclass name only (no fallback), or None."""
-        return self._find("subclass", (_id8(base, "class") << 8) | _id8(subclass, "subclass"))
-
-    def progif_name(self, base: int, subclass: int, progif: int) -> str | None:
-        """The programming interface's name, or None (IDE prog-ifs are described by bits)."""
-        b, s, p = _id8(base, "class"), _id8(subclass, "subclass"), _id8(progif, "prog-if")
-        name = self._find("progif", (b << 16) | (s << 8) | p)
-        return ide_progif(b, s, p) if name is None else name
-
     # -- facts -----------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:
@@ -357,24 +300,6 @@ class PciDatabase(VectorLookups):
         c = self.counts()
         return (f"PciDatabase(source={self.source!r}, version={self.version!r}, "
                 f"vendors={c['vendor']}, devices={c['device']}, subsystems={c['subsys']})")
-
-
-def _int_id(value: int, name: str, bits: int) -> int:
-    try:
-        v = int(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: expected an integer ID, got {value!r}") from None
-    if not 0 <= v < (1 << bits):
-        raise InputError(f"{name}: {v:#x} is outside 0..{(1 << bits) - 1:#x}")
-    return v
-
-
-def _id16(value: int, name: str) -> int:
-    return _int_id(value, name, 16)
-
-
-def _id8(value: int, name: str) -> int:
-    return _int_id(value, name, 8)
 
 
 def _restore(source: str, sha256: str | None, version: str | None, date: str | None,

@@ -33,31 +33,9 @@ import numpy.typing as npt
 
 from .._native import TABLES, as_id_array
 from ..errors import InputError
+from .names import class_fallback, ide_progif
 
 __all__ = ["VectorLookups", "ide_progif", "class_fallback"]
-
-_IDE_BITS = ((0x80, "Master"), (0x08, "SecP"), (0x04, "SecO"), (0x02, "PriP"), (0x01, "PriO"))
-
-
-def ide_progif(base: int, subclass: int, progif: int) -> str | None:
-    """libpci's description of an IDE controller's prog-if by its bits, where it gives one.
-
-    >>> ide_progif(0x01, 0x01, 0x8A), ide_progif(0x03, 0x00, 0x8A)
-    ('Master SecP PriP', None)
-    """
-    if base != 0x01 or subclass != 0x01 or progif & 0x70:
-        return None
-    return " ".join(word for bit, word in _IDE_BITS if progif & bit)
-
-
-def class_fallback(class_name: str, base: int, subclass: int) -> str:
-    """What libpci answers for a known class with an unknown subclass.
-
-    >>> class_fallback("Display controller", 0x03, 0x7F)
-    'Display controller [037f]'
-    """
-    return f"{class_name} [{base:02x}{subclass:02x}]"
-
 
 def _pair(a, b, na: str, nb: str):
     x, y = as_id_array(a, na), as_id_array(b, nb)

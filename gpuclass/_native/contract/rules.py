@@ -16,7 +16,11 @@ machine's few devices can run it on :func:`compile_rules`' maps without loading 
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, Sequence
+else:  # no typing at run time: a scan's start imports this
+    from ...lazy import NamedTuple
 
 from ... import constants as C
 from ...constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import NamedTuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:  # no typing at run time: a scan's start imports this
+    from ...lazy import NamedTuple
 
 __all__ = ["VALUE_COLUMNS", "N_VALUES", "DEFAULTS", "MANDATORY", "OPTIONAL", "DIR_OUTSIDE", "MALFORMED",
            "AT_FIFO", "AT_CHR", "AT_BLK", "AT_SOCK", "AT_OTHER", "AT_RANGE", "DIRFLAGS", "Root",

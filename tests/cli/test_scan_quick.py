@@ -1,0 +1,199 @@
+"""``gpuclass scan`` without numpy (``cli/scan.py``'s quick path: the devices as lists,
+names from the mapped cache, the rules over lists) says what the DeviceTable path says:
+records, verdicts, the node summary and the exit status, on every machine the suite
+builds, on generated machines (broken devices, VFs, companions, unprogrammed
+subsystems), under the default policy, one with subsystem and deny rules, and without
+names; and a whole process of it imports neither numpy nor pydantic."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+
+import fakesys
+import pytest
+from fakesys import FakeDevice, Link
+from helpers import outside_tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpuclass.cli import scan
+from gpuclass.db import PciDatabase
+
+NV = 0x10DE
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+POLICY = os.path.join(REPO, "examples", "policy.yaml")
+EXAMPLE = os.path.join(REPO, "examples", "gpu-server")
+
+
+def _args(root, policy=None, no_names=False, fmt="json"):
+    return argparse.Namespace(lspci=None, root=str(root), no_names=no_names, db=None, policy=policy,
+                              format=fmt)
+
+
+@pytest.fixture(autouse=True)
+def _warm(monkeypatch):
+    # the cache the quick path maps (every run after a machine's first), in this test's
+    # cache directory (the process's default database may have been loaded from another)
+    PciDatabase.load()
+
+
+def _both(args, monkeypatch):
+    """The quick answer (the table path refused while it runs) and the table path's."""
+    table = scan._collect_table
+
+    def refuse(_args):
+        raise AssertionError("the quick path fell back to the table path")
+
+    monkeypatch.setattr(scan, "_collect_table", refuse)
+    quick = scan.collect(args, quick=True)
+    monkeypatch.setattr(scan, "_collect_table", table)
+    return quick, scan.collect(args, quick=False)
+
+
+def _machines():
+    out = {name: build() for name, build in fakesys.SERVERS.items()}
+    out["broken"] = fakesys.broken()
+    for seed in range(3):
+        out[f"generated-{seed}"] = fakesys.generated(40, seed)
+    return out
+
+
+MACHINES = _machines()
+
+
+@pytest.mark.parametrize("policy", [None, POLICY])
+@pytest.mark.parametrize("name", sorted(MACHINES))
+def test_every_machine_reads_alike(tmp_path, monkeypatch, name, policy):
+    fakesys.write_tree(tmp_path, MACHINES[name])
+    quick, table = _both(_args(tmp_path, policy), monkeypatch)
+    assert quick == table
+
+
+@pytest.mark.parametrize("no_names", [False, True])
+def test_the_example_server_and_no_names(monkeypatch, no_names):
+    quick, table = _both(_args(EXAMPLE, no_names=no_names), monkeypatch)
+    assert quick == table and quick[2]["supported_cards"] == 2
+    assert all(r["vendor_name"] is None for r in quick[1]) == no_names
+
+
+def test_this_machine_reads_alike(monkeypatch):
+    if not os.path.isdir("/sys/bus/pci/devices"):
+        pytest.skip("no /sys/bus/pci/devices here")
+    quick, table = _both(_args("/"), monkeypatch)
+    assert quick == table
+
+
+def test_more_devices_than_the_quick_bound_take_the_table_path(tmp_path, monkeypatch):
+    fakesys.write_tree(tmp_path, fakesys.generated(30, 7))
+    monkeypatch.setattr(scan, "QUICK_DEVICES", 10)
+    calls = []
+    table = scan._collect_table
+    monkeypatch.setattr(scan, "_collect_table", lambda a: calls.append(1) or table(a))
+    got = scan.collect(_args(tmp_path))
+    assert calls == [1] and got == table(_args(tmp_path))
+
+
+def test_without_a_cache_the_table_path_answers_and_writes_it(tmp_path, monkeypatch):
+    from gpuclass.db import database
+
+    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path / "fresh-cache"))
+    database._default.cache_clear()  # as in a new process: the database not loaded yet
+    fakesys.write_tree(tmp_path / "root", fakesys.gex130())
+    args = _args(tmp_path / "root")
+    assert scan._collect_quick(args) is None
+    first = scan.collect(args)
+    assert scan._collect_quick(args) == first
+
+
+# -- generated machines ------------------------------------------------------------
+
+_GPU_IDS = [0x1B80, 0x1B06, 0x27B0, 0x26B1, 0x2BB1, 0x2BB4, 0x2BB5, 0x27B2, 0x1E30, 0x2204, 0x1B38]
+_BROKEN = [{"vendor": None}, {"class": "0xZZ0000\n"}, {"device": ""}, {"vendor": Link("/etc/hostname")},
+           {"numa_node": "99999999999\n"}, {"sriov_numvfs": "-99999999999\n"}]
+
+
+@st.composite
+def machines(draw):
+    """A machine of a few cards: GPUs (allowlisted, look-alikes, the subsystem-told Quadro)
+    with their audio and USB functions, NICs with VFs, other devices, sometimes a
+    broken one; subsystems present, absent or unprogrammed."""
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    out: list[FakeDevice] = []
+    for bus in range(1, draw(st.integers(1, 7)) + 1):
+        base = f"0000:{bus:02x}:00"
+        kind = rng.randrange(5)
+        sub = rng.choice([(NV, 0x12BA), (NV, 0x129E), (0x1028, 0x1234), (0, 0), (0xFFFF, 0xFFFF), (None, None)])
+        if kind <= 1:
+            vendor = NV if rng.random() < 0.85 else rng.choice([0x1002, 0x8086])
+            cls = rng.choice([0x030000, 0x030200, 0x038000])
+            out.append(FakeDevice(f"{base}.0", vendor, rng.choice(_GPU_IDS), cls, *sub,
+                                  revision=0xA1, driver=rng.choice(["nvidia", None, "vfio-pci"]),
+                                  boot_vga=rng.choice([0, 1, None]), iommu_group=bus,
+                                  numa_node=rng.choice([-1, 0, 1, None])))
+            for fn, (dev, fcls) in enumerate([(0x22BC, 0x040300), (0x1AD8, 0x0C0330), (0x1AD9, 0x0C8000)][
+                    :rng.randrange(4)], start=1):
+                out.append(FakeDevice(f"{base}.{fn}", vendor, dev, fcls, *sub, iommu_group=bus))
+        elif kind == 2:
+            out.append(FakeDevice(f"{base}.0", 0x15B3, 0x101D, 0x020000, 0x15B3, 0x0043,
+                                  driver="mlx5_core", sriov_totalvfs=8, sriov_numvfs=2))
+            for fn in range(1, 3):
+                out.append(FakeDevice(f"{base}.{fn}", 0x15B3, 0x101E, 0x020000, 0x15B3, 0x0043,
+                                      physfn=f"{base}.0"))
+        elif kind == 3:  # a GPU's virtual functions (a vGPU-capable card)
+            out.append(FakeDevice(f"{base}.0", NV, 0x26B1, 0x030200, NV, 0x16A1, sriov_totalvfs=4,
+                                  sriov_numvfs=2))
+            for fn in range(4, 6):
+                out.append(FakeDevice(f"{base}.{fn}", NV, 0x26B1, 0x030200, NV, 0x16A1, physfn=f"{base}.0"))
+        else:
+            out.append(FakeDevice(f"{base}.0", rng.choice([0x144D, 0x8086, 0x1A03]),
+                                  rng.randrange(0x10000), rng.choice([0x010802, 0x060400, 0x030000]),
+                                  *sub))
+    if rng.random() < 0.3:
+        victim = rng.randrange(len(out))
+        out[victim].raw = dict(rng.choice(_BROKEN))
+    if rng.random() < 0.1:
+        out.append(FakeDevice("garbage", NV, 0x2BB4, 0x030000))
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(devices=machines(), policy=st.sampled_from([None, POLICY]), no_names=st.booleans())
+def test_generated_machines_read_alike(tmp_path_factory, monkeypatch, devices, policy, no_names):
+    root = tmp_path_factory.mktemp("machine")
+    fakesys.write_tree(root, devices)
+    quick, table = _both(_args(root, policy, no_names), monkeypatch)
+    assert quick == table
+
+
+# -- the whole process ---------------------------------------------------------------
+
+def test_the_scan_process_imports_no_numpy(tmp_path):
+    env = {**os.environ, "GPUCLASS_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import sys; from gpuclass.cli.main import main; rc = main(sys.argv[1:]); "
+            "print('heavy:', sorted(m for m in ('numpy', 'pydantic', 'gpuclass._core') if m in sys.modules)); "
+            "sys.exit(rc)")
+    argv = [sys.executable, "-c", code, "scan", "--root", EXAMPLE]
+    first = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
+    second = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
+    assert first.returncode == second.returncode == 0, second.stderr
+    assert "heavy: []" not in first.stdout  # the first run builds the cache through the table path
+    assert second.stdout.rstrip().endswith("heavy: []")
+    assert first.stdout.split("heavy:")[0] == second.stdout.split("heavy:")[0]
+
+
+def test_the_lookup_process_imports_no_numpy(tmp_path):
+    env = {**os.environ, "GPUCLASS_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import sys; from gpuclass.cli.main import main; rc = main(sys.argv[1:]); "
+            "print('heavy:', sorted(m for m in ('numpy', 'pydantic', 'gpuclass._core') if m in sys.modules)); "
+            "sys.exit(rc)")
+    argv = [sys.executable, "-c", code, "lookup", "10de:1e30:10de:12ba", "10de:27b0", "1234:5678", "-o", "json"]
+    first = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
+    second = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
+    assert first.returncode == second.returncode == 1, second.stderr  # 1234:5678 is unknown
+    assert "heavy: []" not in first.stdout and second.stdout.rstrip().endswith("heavy: []")
+    assert first.stdout.split("heavy:")[0] == second.stdout.split("heavy:")[0]
+    assert '"sdevice_name": "Quadro RTX 6000"' in second.stdout

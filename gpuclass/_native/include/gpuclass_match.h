@@ -80,9 +80,11 @@ static GPUCLASS_NOINLINE uint64_t gpuclass_sub_rule_entry(
     return e;
 }
 
-/* The status, card and slices of row i. */
+/* The status, card and slices of row i.  t_sub is the context for the out-of-line
+   subsystem lookup (t itself is a register-held local copy, see gpuclass_match_body). */
 static GPUCLASS_ALWAYS_INLINE void gpuclass_match_row(
-        const gpuclass_match_ctx *t, const gpuclass_match_io *io, Py_ssize_t i,
+        const gpuclass_match_ctx *t, const gpuclass_match_ctx *t_sub,
+        const gpuclass_match_io *io, Py_ssize_t i,
         const int sub, const int mask, const int flags, const int slots) {
     const uint8_t *L = t->layout;
     const uint32_t *vb = (const uint32_t *)(L + GPUCLASS_L_VB);
@@ -92,7 +94,7 @@ static GPUCLASS_ALWAYS_INLINE void gpuclass_match_row(
     uint32_t v = io->vendor[i], d = io->device[i];
     uint64_t e = dev[vb[v] | d];
     if (sub && GPUCLASS_UNLIKELY(e & GPUCLASS_E_SUB) && (!mask || io->has_sub[i]))
-        e = gpuclass_sub_rule_entry(t, v << 16 | d,
+        e = gpuclass_sub_rule_entry(t_sub, v << 16 | d,
                                     (uint32_t)io->subvendor[i] << 16 | io->subdevice[i], e);
     /* the lookup reads only bits 8-23 of the class, so it stays in the table */
     uint32_t idx = L[GPUCLASS_L_CLASS + ((c >> 8) & 0xFFFFu)]
@@ -129,7 +131,7 @@ static void gpuclass_match_init(void) {
    a branch; then only those go through the lookups.  Runs per chunk of
    2048 rows, so the second pass finds the rows still in cache. */
 static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_match_screened(
-        const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+        const gpuclass_match_ctx *t, const gpuclass_match_ctx *t_sub, const gpuclass_match_io *io,
         const int sub, const int mask, const int flags, const int slots) {
     const Py_ssize_t n = io->n;
     const uint32_t *class_code = io->class_code;
@@ -178,10 +180,10 @@ static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_match_screened(
             k += gpuclass_cnt8[bits];
         }
         for (int q = 0; q < k; q++)
-            gpuclass_match_row(t, io, lo + pick[q], sub, mask, flags, slots);
+            gpuclass_match_row(t, t_sub, io, lo + pick[q], sub, mask, flags, slots);
         for (Py_ssize_t i = end8; i < hi; i++) {
             over |= class_code[i];
-            gpuclass_match_row(t, io, i, sub, mask, flags, slots);
+            gpuclass_match_row(t, t_sub, io, i, sub, mask, flags, slots);
         }
     }
     vover = _mm_or_si128(vover, _mm_srli_si128(vover, 8));
@@ -197,21 +199,31 @@ static void gpuclass_match_init(void) {}
 /* One pass over the rows; -1, or the index of the first class code over 24 bits.
    sub/mask/flags/slots are constants in each variant below. */
 static GPUCLASS_ALWAYS_INLINE Py_ssize_t gpuclass_match_body(
-        const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+        const gpuclass_match_ctx *t_arg, const gpuclass_match_io *io_arg,
         const int sub, const int mask, const int flags, const int slots) {
+    /* Local copies of the context and the pointers: the status is written through a
+       uint8_t pointer, which may alias anything the caller passed, so reading the
+       pointers through t_arg and io_arg would reload every one of them after every
+       row's stores.  Nothing takes these copies' addresses beyond the inlined code
+       (the subsystem lookup, out of line, gets t_arg as t_sub), so the compiler keeps them in
+       registers. */
+    const gpuclass_match_ctx t_local = *t_arg;
+    const gpuclass_match_io io_local = *io_arg;
+    const gpuclass_match_ctx *t = &t_local, *t_sub = t_arg;
+    const gpuclass_match_io *io = &io_local;
     const uint32_t *class_code = io->class_code;
     const Py_ssize_t n = io->n;
     uint32_t over = 0;
 #if GPUCLASS_MATCH_SIMD
     if (t->n_keys >= 0) {
-        over = gpuclass_match_screened(t, io, sub, mask, flags, slots);
+        over = gpuclass_match_screened(t, t_sub, io, sub, mask, flags, slots);
     } else
 #endif
     {
         for (Py_ssize_t i = 0; i < n; i++) {
             /* no branch on the class range: it is checked once, after the loop */
             over |= class_code[i];
-            gpuclass_match_row(t, io, i, sub, mask, flags, slots);
+            gpuclass_match_row(t, t_sub, io, i, sub, mask, flags, slots);
         }
     }
     if (over > 0xFFFFFFu) {

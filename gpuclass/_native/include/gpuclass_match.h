@@ -187,6 +187,12 @@ static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_match_screened(
                 m = _mm_and_si128(m, vm);
             }
             unsigned bits = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(m, zero));
+#if defined(__GNUC__) || defined(__clang__)
+            /* The picked rows' device IDs are read after this chunk's screen, a few
+               rows per cache line: ask for their line now (without a branch: an
+               unpicked group asks for its class line, already in cache). */
+            __builtin_prefetch(bits ? (const void *)(io->device + i) : (const void *)(class_code + i), 0, 3);
+#endif
             if (flags) {
                 __m128i inv = _mm_packs_epi32(_mm_and_si128(_mm_srli_epi32(f0, 3), one),
                                               _mm_and_si128(_mm_srli_epi32(f1, 3), one));

@@ -12,13 +12,14 @@ Groups (each times gpuclass and its baselines in the same run):
     IDs compared on the candidate rows), the baseline of earlier rounds, slower than the
     lookup-table one, so it carries no goal of its own;
   - ``np.copyto`` of the five input arrays into arrays allocated beforehand, the
-    memory-bandwidth floor (goal: within 2x, i.e. a ratio >= 0.5).  The kernel does not beat
-    a copy by moving fewer bytes in kind: with the default policy (no subsystem rules) it
-    reads three of the five arrays (10 bytes a row) and writes 5 bytes a row, against the
-    copy's 12 read and 12 written, but its outputs are new arrays, whose first touch pays
-    the page faults (and the kernel's zeroing of the pages) that the copy into allocated
-    memory does not.  ``np.copy`` into fresh memory, the floor of earlier rounds, paid
-    those faults on 24 bytes a row and so read as a lower bar than it is.
+    memory-bandwidth floor (goal: within 2x, i.e. a ratio >= 0.5).  The two do not move the
+    same bytes: with the default policy (no subsystem rules) the kernel reads three of the
+    five arrays (8 bytes a row) and writes 5 bytes a row, against the copy's 12 and 12, but
+    its outputs are new arrays, whose first touch pays the page faults (and the OS's
+    zeroing of the pages) that a copy into allocated memory does not; a ratio near 1 says
+    the kernel runs at about memory speed, not faster.  ``np.copy`` into fresh memory, the
+    floor of earlier rounds, paid those faults on all 12 bytes a row it wrote and so read
+    as a lower bar than it is.
 - ``classify 10M public API``: ``gpuclass.classify`` (policy lookup, argument checks,
   the result object) vs the kernel alone (goal: within 1.2x, a ratio >= 0.83).
 - ``classify 1M pure Python``: the kernel vs a dict loop over Python ints on

@@ -84,6 +84,8 @@ cdef extern from "gpuclass_match.h":
         const uint8_t* layout
         int n_keys
         uint16_t keys[8]
+        int n_vendor_keys
+        uint16_t vendor_keys[8]
         const uint32_t* dev_keys
         Py_ssize_t n_dev
         const int32_t* sub_offsets

@@ -101,7 +101,8 @@ _BY_ID = {}
 
 
 cdef object layout_for(object t):
-    """(layout, classes to look up without addresses, classes to look up with them)."""
+    """(layout, classes to look up without addresses, classes to look up with them,
+    vendors whose rows may need the lookups: GPU vendors and the vendors rules name)."""
     hit = _BY_ID.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
@@ -113,7 +114,7 @@ cdef object layout_for(object t):
         lay = hit[1]
     else:
         lay = (_layout(t), np.flatnonzero(t.class_lut & 3).tolist(),
-               np.flatnonzero(t.class_lut & 1).tolist())
+               np.flatnonzero(t.class_lut & 1).tolist(), np.flatnonzero(t.vendor_lut).tolist())
     if frozen:
         for cache, k, v in ((_LAYOUTS, key, (content, lay)), (_BY_ID, id(t), (t, lay))):
             if len(cache) >= 8:
@@ -197,7 +198,7 @@ cdef int link_companions(Py_ssize_t n, Py_ssize_t n_gpu, const int64_t* group,
 
 cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
     """Point ``ctx`` at checked tables ``t`` and their layout; returns the layout (keep it)."""
-    lay, guess_keys, slot_keys = layout_for(t)
+    lay, guess_keys, slot_keys, vendor_keys = layout_for(t)
     ctx.layout = <const uint8_t*> data_or_null(lay)
     # The classes whose rows need the lookups (the kernel screens the others out
     # eight rows at a time); more than eight: every row is looked up.
@@ -206,6 +207,11 @@ cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
     cdef int j
     for j in range(min(len(keys), 8)):
         ctx.keys[j] = keys[j]
+    # Likewise the vendors (a row of any other vendor is NOT_GPU unless flagged a VF);
+    # more than eight: no screen by vendor.
+    ctx.n_vendor_keys = len(vendor_keys) if len(vendor_keys) <= 8 else -1
+    for j in range(min(len(vendor_keys), 8)):
+        ctx.vendor_keys[j] = vendor_keys[j]
     ctx.dev_keys = <const uint32_t*> data_or_null(t.dev_keys)
     ctx.n_dev = t.dev_keys.shape[0]
     ctx.sub_offsets = <const int32_t*> data_or_null(t.sub_offsets)

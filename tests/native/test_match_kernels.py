@@ -165,6 +165,37 @@ def test_screened_rows_match_the_twin(compiled_core, n, gpu_classes, companions)
               twin.match_devices(t, v, d, sv, sd, c, **kw))
 
 
+# Vendors around the compiled kernel's vendor screen (rows of a vendor that is no GPU
+# vendor and that no rule names are NOT_GPU unless a VF): the 16-bit edges, and policies
+# with no such vendor at all, with one, and with nine (more than the screen holds: every
+# vendor's rows looked up).
+EDGE_VENDORS = [0x0000, 0x0001, 0x7FFF, 0x8000, 0xFFFE, 0xFFFF, NV, AMD, 0x8086]
+
+
+@pytest.mark.parametrize("n", [7, 8, 2049, 4103])
+@pytest.mark.parametrize("rules,gpu_vendors", [
+    ([r for r in RULES if r[2] is None], (NV, AMD)),       # rule vendor NV, GPU vendors NV and AMD
+    ([], ()),                                              # no vendor: no screen by vendor
+    ([], (0xFFFF,)),                                       # one vendor at an edge
+    ([(0x8000, 0x27B0, None, None, 0)], (0x0000,)),        # a rule vendor that is also a GPU vendor
+    ([], tuple(range(0x1000, 0x1009))),                    # nine: every vendor looked up
+])
+def test_vendor_screened_rows_match_the_twin(compiled_core, n, rules, gpu_vendors):
+    t = build_match_tables(rules, [4, 8, 2], gpu_vendors=gpu_vendors)
+    rng = np.random.default_rng(n)
+    v = rng.choice(np.array(EDGE_VENDORS + [0x1000, 0x1008], np.uint16), n)
+    d = rng.choice(np.array([0x27B0, 0x1E30, 0x0000, 0xFFFF], np.uint16), n)
+    c = rng.choice(np.array([0x030000, 0x030200, 0x040300, 0x0C0330, 0x020000], np.uint32), n)
+    flags = rng.choice(np.array([0, 1, 8, 9], np.uint32), n)  # VFs of every vendor
+    for kw in ({}, {"flags": flags},
+               {"domain": np.zeros(n, np.uint32), "bus": np.ones(n, np.uint8),
+                "slot": (np.arange(n) % 4).astype(np.uint8)},
+               {"flags": flags, "domain": np.zeros(n, np.uint32), "bus": np.ones(n, np.uint8),
+                "slot": (np.arange(n) % 4).astype(np.uint8)}):
+        _same(compiled_core.match_devices(t, v, d, None, None, c, **kw),
+              twin.match_devices(t, v, d, None, None, c, **kw))
+
+
 @pytest.mark.parametrize("at", [0, 8190, 10000, 10002])
 def test_class_over_24_bits_in_the_tail(core, at):
     v, d, sv, sd, c, _ = _rows(10_003)

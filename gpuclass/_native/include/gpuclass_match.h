@@ -8,9 +8,11 @@
 #include "gpuclass_common.h"
 #include "gpuclass_codes.h"
 
-/* The SSE2 screen writes INVALID as (flag bit 3) * 5 and everything else as 0. */
+/* The SSE2 screen writes INVALID as (flag bit 3) * 5 and everything else as 0, and
+   reads the VF flag as bit 0. */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(GPUCLASS_ST_INVALID == 5 && GPUCLASS_FLAG_INVALID == 8 && GPUCLASS_ST_NOT_GPU == 0,
+_Static_assert(GPUCLASS_ST_INVALID == 5 && GPUCLASS_FLAG_INVALID == 8 && GPUCLASS_ST_NOT_GPU == 0
+               && GPUCLASS_FLAG_VF == 1,
                "the SIMD screen encodes these codes");
 #endif
 
@@ -47,6 +49,9 @@ typedef struct {
     const int16_t *sub_card;
     int n_keys;                   /* classes >> 8 that need the lookup; -1: too many */
     uint16_t keys[8];
+    int n_vendor_keys;            /* vendors that may need it (GPU vendors, vendors of
+                                     rules); 0 or -1: every vendor */
+    uint16_t vendor_keys[8];
 } gpuclass_match_ctx;
 
 typedef struct {
@@ -80,9 +85,11 @@ static GPUCLASS_NOINLINE uint64_t gpuclass_sub_rule_entry(
     return e;
 }
 
-/* The status, card and slices of row i. */
+/* The status, card and slices of row i.  t_sub is the context for the out-of-line
+   subsystem lookup (t itself is a register-held local copy, see gpuclass_match_body). */
 static GPUCLASS_ALWAYS_INLINE void gpuclass_match_row(
-        const gpuclass_match_ctx *t, const gpuclass_match_io *io, Py_ssize_t i,
+        const gpuclass_match_ctx *t, const gpuclass_match_ctx *t_sub,
+        const gpuclass_match_io *io, Py_ssize_t i,
         const int sub, const int mask, const int flags, const int slots) {
     const uint8_t *L = t->layout;
     const uint32_t *vb = (const uint32_t *)(L + GPUCLASS_L_VB);
@@ -92,7 +99,7 @@ static GPUCLASS_ALWAYS_INLINE void gpuclass_match_row(
     uint32_t v = io->vendor[i], d = io->device[i];
     uint64_t e = dev[vb[v] | d];
     if (sub && GPUCLASS_UNLIKELY(e & GPUCLASS_E_SUB) && (!mask || io->has_sub[i]))
-        e = gpuclass_sub_rule_entry(t, v << 16 | d,
+        e = gpuclass_sub_rule_entry(t_sub, v << 16 | d,
                                     (uint32_t)io->subvendor[i] << 16 | io->subdevice[i], e);
     /* the lookup reads only bits 8-23 of the class, so it stays in the table */
     uint32_t idx = L[GPUCLASS_L_CLASS + ((c >> 8) & 0xFFFFu)]
@@ -124,12 +131,14 @@ static void gpuclass_match_init(void) {
 
 /* Most rows are not of a GPU (or, without addresses, companion) class: they
    are NOT_GPU (INVALID when flagged), card -1, no slices, whatever their IDs.
-   Eight rows at a time, SSE2 compares their classes with the few that
-   matter, writes those default results, and gathers the other rows without
-   a branch; then only those go through the lookups.  Runs per chunk of
+   Neither are the rows of a vendor that is no GPU vendor and that no rule
+   names, unless flagged a VF (a GPU-class VF is VIRTUAL_FUNCTION whoever made
+   it).  Eight rows at a time, SSE2 compares their classes and vendors with the
+   few that matter, writes those default results, and gathers the other rows
+   without a branch; then only those go through the lookups.  Runs per chunk of
    2048 rows, so the second pass finds the rows still in cache. */
 static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_match_screened(
-        const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+        const gpuclass_match_ctx *t, const gpuclass_match_ctx *t_sub, const gpuclass_match_io *io,
         const int sub, const int mask, const int flags, const int slots) {
     const Py_ssize_t n = io->n;
     const uint32_t *class_code = io->class_code;
@@ -143,6 +152,10 @@ static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_match_screened(
     for (int j = 0; j < 8; j++)  /* unused keys repeat the first (or match nothing) */
         keys[j] = _mm_set1_epi16((short)(nk ? (int)t->keys[j < nk ? j : 0] - 0x8000 : 0x7FFF));
     if (nk == 0) nk = 1;
+    __m128i vkeys[8];
+    const int nvk = t->n_vendor_keys;
+    for (int j = 0; j < 8; j++)
+        vkeys[j] = _mm_set1_epi16((short)t->vendor_keys[nvk > 0 && j < nvk ? j : 0]);
     for (Py_ssize_t lo = 0; lo < n; lo += 2048) {
         const Py_ssize_t hi = n - lo < 2048 ? n : lo + 2048;
         const Py_ssize_t end8 = lo + ((hi - lo) & ~(Py_ssize_t)7);
@@ -157,10 +170,30 @@ static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_match_screened(
                                         _mm_sub_epi32(_mm_srli_epi32(c1, 8), bias));
             __m128i m = _mm_cmpeq_epi16(h, keys[0]);
             for (int j = 1; j < nk; j++) m = _mm_or_si128(m, _mm_cmpeq_epi16(h, keys[j]));
-            unsigned bits = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(m, zero));
+            __m128i f0, f1;
             if (flags) {
-                __m128i f0 = _mm_loadu_si128((const __m128i *)(io->flags + i));
-                __m128i f1 = _mm_loadu_si128((const __m128i *)(io->flags + i + 4));
+                f0 = _mm_loadu_si128((const __m128i *)(io->flags + i));
+                f1 = _mm_loadu_si128((const __m128i *)(io->flags + i + 4));
+            }
+            if (nvk > 0) {
+                __m128i vv = _mm_loadu_si128((const __m128i *)(io->vendor + i));
+                __m128i vm = _mm_cmpeq_epi16(vv, vkeys[0]);
+                for (int j = 1; j < nvk; j++) vm = _mm_or_si128(vm, _mm_cmpeq_epi16(vv, vkeys[j]));
+                if (flags) {  /* a VF row: -1 in its 16 bits */
+                    __m128i vf = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_and_si128(f0, one), one),
+                                                 _mm_cmpeq_epi32(_mm_and_si128(f1, one), one));
+                    vm = _mm_or_si128(vm, vf);
+                }
+                m = _mm_and_si128(m, vm);
+            }
+            unsigned bits = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(m, zero));
+#if defined(__GNUC__) || defined(__clang__)
+            /* The picked rows' device IDs are read after this chunk's screen, a few
+               rows per cache line: ask for their line now (without a branch: an
+               unpicked group asks for its class line, already in cache). */
+            __builtin_prefetch(bits ? (const void *)(io->device + i) : (const void *)(class_code + i), 0, 3);
+#endif
+            if (flags) {
                 __m128i inv = _mm_packs_epi32(_mm_and_si128(_mm_srli_epi32(f0, 3), one),
                                               _mm_and_si128(_mm_srli_epi32(f1, 3), one));
                 inv = _mm_packus_epi16(inv, zero);
@@ -178,10 +211,10 @@ static GPUCLASS_ALWAYS_INLINE uint32_t gpuclass_match_screened(
             k += gpuclass_cnt8[bits];
         }
         for (int q = 0; q < k; q++)
-            gpuclass_match_row(t, io, lo + pick[q], sub, mask, flags, slots);
+            gpuclass_match_row(t, t_sub, io, lo + pick[q], sub, mask, flags, slots);
         for (Py_ssize_t i = end8; i < hi; i++) {
             over |= class_code[i];
-            gpuclass_match_row(t, io, i, sub, mask, flags, slots);
+            gpuclass_match_row(t, t_sub, io, i, sub, mask, flags, slots);
         }
     }
     vover = _mm_or_si128(vover, _mm_srli_si128(vover, 8));
@@ -197,21 +230,31 @@ static void gpuclass_match_init(void) {}
 /* One pass over the rows; -1, or the index of the first class code over 24 bits.
    sub/mask/flags/slots are constants in each variant below. */
 static GPUCLASS_ALWAYS_INLINE Py_ssize_t gpuclass_match_body(
-        const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+        const gpuclass_match_ctx *t_arg, const gpuclass_match_io *io_arg,
         const int sub, const int mask, const int flags, const int slots) {
+    /* Local copies of the context and the pointers: the status is written through a
+       uint8_t pointer, which may alias anything the caller passed, so reading the
+       pointers through t_arg and io_arg would reload every one of them after every
+       row's stores.  Nothing takes these copies' addresses beyond the inlined code
+       (the subsystem lookup, out of line, gets t_arg as t_sub), so the compiler keeps them in
+       registers. */
+    const gpuclass_match_ctx t_local = *t_arg;
+    const gpuclass_match_io io_local = *io_arg;
+    const gpuclass_match_ctx *t = &t_local, *t_sub = t_arg;
+    const gpuclass_match_io *io = &io_local;
     const uint32_t *class_code = io->class_code;
     const Py_ssize_t n = io->n;
     uint32_t over = 0;
 #if GPUCLASS_MATCH_SIMD
     if (t->n_keys >= 0) {
-        over = gpuclass_match_screened(t, io, sub, mask, flags, slots);
+        over = gpuclass_match_screened(t, t_sub, io, sub, mask, flags, slots);
     } else
 #endif
     {
         for (Py_ssize_t i = 0; i < n; i++) {
             /* no branch on the class range: it is checked once, after the loop */
             over |= class_code[i];
-            gpuclass_match_row(t, io, i, sub, mask, flags, slots);
+            gpuclass_match_row(t, t_sub, io, i, sub, mask, flags, slots);
         }
     }
     if (over > 0xFFFFFFu) {

@@ -21,6 +21,10 @@ Groups (each times gpuclass and its baseline in the same run):
 - ``dask 2 workers, to Parquet``: the same audit written to a Parquet dataset by the
   workers (``to_parquet``), the way a fleet's result stays on a cluster (on a quiet
   2-core machine about 1.6x or more).
+- ``dask one worker vs Dask groupby``: ``gpuclass.dask.audit`` on one worker vs the
+  counting a Dask user writes instead (``dask_groupby``: the four columns read, prefix and
+  ``isin`` tests, ``groupby("server").sum()``), checked to give the same per-server cards,
+  slices, unsupported GPUs and rows (goal: 1.2x, issue 30).
 
 Run: ``python -m pytest benchmarks/bench_dask.py``.
 """
@@ -236,3 +240,52 @@ def test_dataset_written_two_workers(benchmark, clusters, dataset, tmp_path):
 @pytest.mark.benchmark(group="dask 2 workers, to Parquet")
 def test_dataset_written_one_worker(benchmark, clusters, dataset, tmp_path):
     _time_written(benchmark, clusters[1], dataset, tmp_path, "baseline")
+
+
+# -- against Dask's own groupby (issue 30) ---------------------------------------------
+
+# The allowlist as a Dask user writes it down: the seven device IDs, the GPU classes.
+ALLOWED = ["1b80", "1b06", "27b0", "26b1", "2bb1", "2bb4", "2bb5"]
+GROUPBY_GOAL = 1.2  # gpuclass.dask.audit on one worker at least 1.2x Dask's groupby
+
+
+def dask_groupby(path: str):
+    """The per-server counting a competent Dask user writes instead: the four columns read
+    (projection), the GPU rows found with string prefix and ``isin`` tests, one
+    ``groupby(...).sum()`` (Dask fuses the read with the per-partition work)."""
+    df = dd.read_parquet(path, columns=["server", "vendor", "device", "class"])
+    base = df["class"].str.slice(0, 4)
+    gpu = (df["vendor"] == "10de") & base.isin(["0300", "0302"])
+    supported = gpu & df["device"].isin(ALLOWED)
+    counts = df[["server"]].assign(supported_cards=supported.astype("int32"),
+                                   unsupported_gpus=(gpu & ~supported).astype("int32"), rows=1)
+    out = counts.groupby("server").sum()
+    return out.assign(slices=out["supported_cards"] * 4)
+
+
+def _groupby_on(client, path: str) -> int:
+    return int(client.compute(dask_groupby(path)).result(RESULT_TIMEOUT)["rows"].sum())
+
+
+def test_the_groupby_counts_what_the_audit_counts(one_worker, dataset):
+    path, _ = dataset
+    ours = one_worker.compute(audit(dd.read_parquet(path))).result(RESULT_TIMEOUT).set_index("server")
+    theirs = one_worker.compute(dask_groupby(path)).result(RESULT_TIMEOUT)
+    cols = ["supported_cards", "slices", "unsupported_gpus", "rows"]
+    ours, theirs = ours[cols].sort_index(), theirs[cols].sort_index()
+    assert list(ours.index) == list(theirs.index)
+    for c in cols:
+        assert (ours[c].to_numpy() == theirs[c].to_numpy()).all(), c
+
+
+@pytest.mark.benchmark(group="dask one worker vs Dask groupby")
+def test_dataset_one_worker_audit(benchmark, one_worker, dataset):
+    _time_dataset(benchmark, one_worker, dataset, "gpuclass")
+
+
+@pytest.mark.benchmark(group="dask one worker vs Dask groupby")
+def test_dataset_one_worker_dask_groupby(benchmark, one_worker, dataset):
+    path, rows = dataset
+    benchmark.extra_info.update(role="baseline", goal=GROUPBY_GOAL)
+    assert benchmark.pedantic(_groupby_on, args=(one_worker, path), setup=lambda: _settled(one_worker),
+                              rounds=2, iterations=1, warmup_rounds=1) == rows

@@ -8,11 +8,13 @@ Groups (each run in the same session, compared by median):
 - ``cli scan``: ``gpuclass scan`` of a GEX44-like root (classification included)
   vs ``lspci -nnmm`` of the same tree and ``python -c "import numpy"``;
   reported, no goal.
-- ``cli start: scan``, ``cli start: plan``, ``cli start: lookup``: the command a user
-  types on this machine (``gpuclass scan``, ``gpuclass plan``, ``gpuclass lookup
-  10de:27b0``) vs ``lspci -nn -O hwdb.disable=1`` of this machine and ``python -c pass``
-  (the interpreter's own start, the floor); goal for ``scan``: within 3x ``lspci -nn``
-  (issue 30; ``goal`` on the lspci baseline is 1/3), ``plan`` and ``lookup`` reported.
+- ``cli start: scan``, ``cli start: plan``, ``cli start: labels``, ``cli start: lookup``:
+  the command a user types on this machine (``gpuclass scan``, ``gpuclass plan``,
+  ``gpuclass labels``, ``gpuclass lookup 10de:27b0``) vs ``lspci -nn -O hwdb.disable=1``
+  of this machine and ``python -c pass`` (the interpreter's own start, the floor); goal
+  for ``scan``: within 3x ``lspci -nn``
+  (issue 30; ``goal`` on the lspci baseline is 1/3), ``plan``, ``labels`` and ``lookup``
+  reported.
 
 Run: ``python -m pytest benchmarks/bench_cli.py --benchmark-only``
 """
@@ -97,7 +99,8 @@ def test_import_numpy_for_scan(benchmark, rounds):
     _time(benchmark, [sys.executable, "-c", "import numpy"], rounds)
 
 
-_START_COMMANDS = {"scan": ("scan",), "plan": ("plan",), "lookup": ("lookup", "10de:27b0")}
+_START_COMMANDS = {"scan": ("scan",), "plan": ("plan",), "labels": ("labels",),
+                   "lookup": ("lookup", "10de:27b0")}
 START_GOAL = 1 / 3  # gpuclass scan within 3x lspci -nn (issue 30)
 
 

@@ -145,43 +145,56 @@ class HardwareReport(BaseModel):
                      slot=np.zeros(n, np.uint8), function=np.zeros(n, np.uint8), policy=compiled)
         flags = {"intel": "vmx", "amd": "svm", "vm": "hypervisor", "nested": "vmx hypervisor"}[cpu]
         facts = replace(parse_cpuinfo(f"processor\t: 0\nflags\t\t: fpu {flags}\n"), kvm_device=True)
-        return _report("example", "example", n, r, CpuReport.from_facts(facts), [])
+        return _result_report("example", "example", n, r, CpuReport.from_facts(facts), [])
 
 
-def _report(root: str, source: str, n_devices: int, result, cpu: CpuReport | None,
-            warnings: list[str], db=None) -> HardwareReport:
-    import numpy as np
+def _report(root: str, source: str, n_devices: int, compiled: Any, status: list[int], card: list[int],
+            devices: list[DeviceClassification], summary: NodeGpuSummary, cpu: CpuReport | None,
+            warnings: list[str]) -> HardwareReport:
+    """The report of a classified machine: ``devices`` are those of a status other than
+    NOT_GPU, in order."""
+    from .constants import NOT_GPU, SUPPORTED, UNSUPPORTED
 
-    from .classify import NOT_GPU, SUPPORTED, UNSUPPORTED
-
-    st = result.status
-    keep = np.flatnonzero(st != NOT_GPU)
-    devices = result.devices(db, keep) if keep.size else []
-    summary = result.summary().node(0, name=root)
-    used = sorted({int(c) for c in result.card[st == SUPPORTED].tolist()})
-    compiled = result.compiled
+    kept = [s for s in status if s != NOT_GPU]
+    used = sorted({c for s, c in zip(status, card) if s == SUPPORTED})
     return HardwareReport(
         root=root, source=source, pci_devices=n_devices, devices=devices,
-        supported_gpus=[d for d, s in zip(devices, st[keep].tolist()) if s == SUPPORTED],
-        unsupported_gpus=[d for d, s in zip(devices, st[keep].tolist()) if s == UNSUPPORTED],
+        supported_gpus=[d for d, s in zip(devices, kept) if s == SUPPORTED],
+        unsupported_gpus=[d for d, s in zip(devices, kept) if s == UNSUPPORTED],
         cards=[compiled.gpu_card(c) for c in used], summary=summary,
         time_slicing=TimeSlicing(replicas=compiled.slices_per_card,
                                  fail_requests_greater_than_one=compiled.fail_requests_greater_than_one),
         cpu=cpu, warnings=[*summary.warnings, *warnings])
 
 
-def _names(db: DeviceNames | str | os.PathLike[str] | None, names: bool) -> DeviceNames:
-    """The database that names devices: none when not asked for, else the one given (a
-    PciDatabase or a path) or the default; a missing or broken one is a PciIdsError."""
-    from .pcinames import NO_NAMES
+def _result_report(root: str, source: str, n_devices: int, result: Any, cpu: CpuReport | None,
+                   warnings: list[str], db: Any = None) -> HardwareReport:
+    """:func:`_report` of a ClassificationResult (bare arrays: :meth:`HardwareReport.example`)."""
+    from .constants import NOT_GPU
 
-    if not names:
-        return NO_NAMES
-    if db is None or isinstance(db, (str, os.PathLike)):
-        from .db import default_database
+    status = result.status.tolist()
+    keep = [i for i, s in enumerate(status) if s != NOT_GPU]
+    devices = result.devices(db, keep) if keep else []
+    return _report(root, source, n_devices, result.compiled, status, result.card.tolist(), devices,
+                   result.summary().node(0, name=root), cpu, warnings)
 
-        return default_database(db)
-    return db
+
+def _scan_devices(scan: Any) -> list[DeviceClassification]:
+    """A machine scan's devices (other than NOT_GPU) as models: each record's shared fields
+    and its verdict, as :meth:`ClassificationResult.devices` makes them."""
+    from .constants import NOT_GPU
+    from .models import NearMiss
+    from .records import DEVICE_FIELDS
+
+    verdict_fields = ("status", "card", "card_name", "slices", "note")
+    out = []
+    for i, (st, rec) in enumerate(zip(scan.status, scan.records)):
+        if st != NOT_GPU:
+            miss = rec["near_miss"]
+            out.append(DeviceClassification(index=i, **{k: rec[k] for k in DEVICE_FIELDS},
+                                            **{k: rec[k] for k in verdict_fields},
+                                            near_miss=NearMiss(**miss) if miss else None))
+    return out
 
 
 def inspect(root: str | os.PathLike[str] = "/", *, policy: PolicyArg = None,
@@ -209,14 +222,11 @@ def inspect(root: str | os.PathLike[str] = "/", *, policy: PolicyArg = None,
     ...
     gpuclass.errors.SourceError: .../sys/bus/pci/devices: ...
     """
-    from .classify import classify_table
+    from .machine import scan_machine
     from .sources.cpu import cpu_facts
-    from .sources.sysfs import scan_sysfs
 
     root_s = os.fspath(root)
-    db = _names(db, names)
-    table = scan_sysfs(root_s)
-    result = classify_table(table, policy)
+    scan = scan_machine(root_s, policy=policy, db=db, names=names)
     warnings = []
     try:
         facts = cpu_facts(root_s)
@@ -226,7 +236,9 @@ def inspect(root: str | os.PathLike[str] = "/", *, policy: PolicyArg = None,
     else:
         cpu = CpuReport.from_facts(facts)
         warnings += list(facts.problems)
-    return _report(root_s, table.source, len(table), result, cpu, warnings, db)
+    summary = NodeGpuSummary(**{**scan.summary, "node": root_s})
+    return _report(root_s, scan.source, scan.count, scan.compiled, scan.status, scan.card,
+                   _scan_devices(scan), summary, cpu, warnings)
 
 
 # -- the plan ---------------------------------------------------------------------

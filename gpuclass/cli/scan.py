@@ -31,106 +31,19 @@ OPTIONS = ("root|lspci", "policy", "format", "db|no-names")
 OPTION_HELP = {"root": "scan DIR/sys/bus/pci/devices (default: /)"}
 
 
-# Up to this many device directories, a scan runs on lists, without numpy (a machine has
-# tens to a few hundred functions; the compiled reader is the one for thousands).
-QUICK_DEVICES = 512
-
 _SUMMARY_FIELDS = ("supported_cards", "cards", "slices", "resource", "gpu_node", "labels", "conflicts",
                    "unsupported_gpus", "companions", "virtual_functions", "invalid", "warnings")
 
 
-def _summary(data: dict) -> dict:
-    """The machine's rollup (``node_data``: labels and conflicts from the one node
-    decision) as the command prints it."""
-    return {k: data[k] for k in _SUMMARY_FIELDS}
-
-
 def collect(args, quick: bool = True) -> tuple[str, list[dict], dict, bool]:
-    """``(source, records, summary, any device flagged)`` of the scan ``args`` ask for:
-    without numpy where ``quick`` and the machine allows it (see the module docstring),
-    else through a DeviceTable."""
-    got = _collect_quick(args) if quick and args.lspci is None else None
-    return got if got is not None else _collect_table(args)
+    """``(source, records, summary, any device flagged)`` of the scan ``args`` ask for
+    (:func:`gpuclass.machine.scan_machine`; without numpy where ``quick`` and the machine
+    allow)."""
+    from ..machine import scan_machine
 
-
-def _names(args):
-    if args.no_names:
-        from ..pcinames import NO_NAMES
-
-        return NO_NAMES
-    from ..db import default_database
-
-    return default_database(args.db)
-
-
-def _quick_names(args):
-    if args.no_names:
-        return _names(args)
-    from ..db.mapped import cached_names
-
-    return cached_names(args.db)
-
-
-def _collect_table(args) -> tuple[str, list[dict], dict, bool]:
-    if args.lspci is not None:
-        from ..errors import NotLspciOutput, SourceError
-        from ..sources.lspci import read_lspci
-
-        try:
-            table = read_lspci(args.lspci)
-        except NotLspciOutput as exc:  # also an InputError (exit 2); here an unreadable source: exit 3
-            raise SourceError(exc.path, exc.line, exc.reason) from exc
-    else:
-        from ..sources.sysfs import scan_sysfs
-
-        table = scan_sysfs(args.root or "/")
-    db = _names(args)
-    records = table.to_records(db)
-    from ..classify import classify_table
-
-    result = classify_table(table, args.policy)
-    for rec, verdict in zip(records, result.verdicts(db)):
-        rec.update(verdict)
-    return table.source, records, _summary(result.summary().node_data(0)), bool(table.invalid_mask().any())
-
-
-def _collect_quick(args) -> tuple[str, list[dict], dict, bool] | None:
-    """The scan of a machine's few devices on lists; None where it takes the table path
-    (more devices, or no database cache to map yet)."""
-    db = _quick_names(args)
-    if db is None:
-        return None
-    from ..sources.sysfs import scan_sysfs_rows
-
-    rows = scan_sysfs_rows(args.root or "/", limit=QUICK_DEVICES)
-    if rows is None:
-        return None
-    from .. import constants as C
-    from .. import verdicts
-    from .._native import match_rows, rollup_rows
-    from ..policy import compile_policy
-    from ..records import column_records
-
-    compiled = compile_policy(args.policy)
-    c = rows.columns
-    status, card, slices = match_rows(
-        compiled.rules, c["vendor"], c["device"], c["subvendor"], c["subdevice"], c["class_code"],
-        has_subsystem=c["has_subsystem"], flags=c["flags"], domain=c["domain"], bus=c["bus"],
-        slot=c["slot"])
-    row = rollup_rows(status, card, slices)
-    counted = None
-    if row[C.R_MIXED] & C.MIXED_MODELS:
-        counted = verdicts.tally([0] * len(status), status, card).get(0, {})
-    records = column_records(c, rows.driver, rows.problems, rows.addresses, db)
-
-    def ids(i: int):
-        has = c["has_subsystem"][i]
-        return c["vendor"][i], c["device"][i], c["subvendor"][i] if has else None, c["subdevice"][i] if has else None
-
-    for rec, verdict in zip(records, verdicts.verdicts(compiled, status, card, slices, ids, db)):
-        rec.update(verdict)
-    summary = _summary(verdicts.node_data(row, verdicts.card_counts(row, counted), compiled, 0))
-    return rows.source, records, summary, any(p is not None for p in rows.problems)
+    m = scan_machine(args.root or "/", policy=args.policy, db=args.db, names=not args.no_names,
+                     lspci=args.lspci, quick=quick)
+    return m.source, m.records, {k: m.summary[k] for k in _SUMMARY_FIELDS}, m.invalid
 
 
 def _footer(summary: dict, records: list[dict]) -> list[str]:

@@ -1,4 +1,4 @@
-"""``gpuclass scan`` without numpy (``cli/scan.py``'s quick path: the devices as lists,
+"""``gpuclass scan`` without numpy (``gpuclass.machine``'s quick path: the devices as lists,
 names from the mapped cache, the rules over lists) says what the DeviceTable path says:
 records, verdicts, the node summary and the exit status, on every machine the suite
 builds, on generated machines (broken devices, VFs, companions, unprogrammed
@@ -13,6 +13,7 @@ import random
 import subprocess
 import sys
 
+import fakemachine
 import fakesys
 import pytest
 from fakesys import FakeDevice, Link
@@ -20,6 +21,7 @@ from helpers import outside_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuclass import machine
 from gpuclass.cli import scan
 from gpuclass.db import PciDatabase
 
@@ -43,14 +45,14 @@ def _warm(monkeypatch):
 
 def _both(args, monkeypatch):
     """The quick answer (the table path refused while it runs) and the table path's."""
-    table = scan._collect_table
+    table = machine._scan_table
 
-    def refuse(_args):
+    def refuse(*_args):
         raise AssertionError("the quick path fell back to the table path")
 
-    monkeypatch.setattr(scan, "_collect_table", refuse)
+    monkeypatch.setattr(machine, "_scan_table", refuse)
     quick = scan.collect(args, quick=True)
-    monkeypatch.setattr(scan, "_collect_table", table)
+    monkeypatch.setattr(machine, "_scan_table", table)
     return quick, scan.collect(args, quick=False)
 
 
@@ -89,12 +91,12 @@ def test_this_machine_reads_alike(monkeypatch):
 
 def test_more_devices_than_the_quick_bound_take_the_table_path(tmp_path, monkeypatch):
     fakesys.write_tree(tmp_path, fakesys.generated(30, 7))
-    monkeypatch.setattr(scan, "QUICK_DEVICES", 10)
+    monkeypatch.setattr(machine, "QUICK_DEVICES", 10)
     calls = []
-    table = scan._collect_table
-    monkeypatch.setattr(scan, "_collect_table", lambda a: calls.append(1) or table(a))
+    table = machine._scan_table
+    monkeypatch.setattr(machine, "_scan_table", lambda *a: calls.append(1) or table(*a))
     got = scan.collect(_args(tmp_path))
-    assert calls == [1] and got == table(_args(tmp_path))
+    assert calls == [1] and got == scan.collect(_args(tmp_path), quick=False)
 
 
 def test_without_a_cache_the_table_path_answers_and_writes_it(tmp_path, monkeypatch):
@@ -104,9 +106,11 @@ def test_without_a_cache_the_table_path_answers_and_writes_it(tmp_path, monkeypa
     database._default.cache_clear()  # as in a new process: the database not loaded yet
     fakesys.write_tree(tmp_path / "root", fakesys.gex130())
     args = _args(tmp_path / "root")
-    assert scan._collect_quick(args) is None
+    assert machine._mapped_names(None, True) is None  # no cache to map: the table path
     first = scan.collect(args)
-    assert scan._collect_quick(args) == first
+    assert machine._mapped_names(None, True) is not None
+    monkeypatch.setattr(machine, "_scan_table", lambda *a: pytest.fail("the table path again"))
+    assert scan.collect(args) == first
 
 
 # -- generated machines ------------------------------------------------------------
@@ -197,3 +201,28 @@ def test_the_lookup_process_imports_no_numpy(tmp_path):
     assert "heavy: []" not in first.stdout and second.stdout.rstrip().endswith("heavy: []")
     assert first.stdout.split("heavy:")[0] == second.stdout.split("heavy:")[0]
     assert '"sdevice_name": "Quadro RTX 6000"' in second.stdout
+
+
+@pytest.mark.parametrize("name", ["gex44", "gex130", "sriov", "broken", "turing"])
+def test_the_provisioners_report_reads_alike(tmp_path, monkeypatch, name):
+    """``inspect`` (what ``plan`` and ``labels`` read) gives the same report on either path."""
+    from gpuclass.provisioner import inspect
+
+    fakemachine.write_machine(tmp_path, MACHINES[name])
+    quick = inspect(tmp_path)
+    monkeypatch.setattr(machine, "QUICK_DEVICES", -1)  # every scan through the DeviceTable
+    table = inspect(tmp_path)
+    assert quick == table and quick.model_dump() == table.model_dump()
+
+
+def test_the_plan_process_imports_no_numpy(tmp_path):
+    env = {**os.environ, "GPUCLASS_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import sys; from gpuclass.cli.main import main; rc = main(sys.argv[1:]); "
+            "print('heavy:', sorted(m for m in ('numpy', 'gpuclass._core') if m in sys.modules)); "
+            "sys.exit(rc)")
+    argv = [sys.executable, "-c", code, "plan", "--root", EXAMPLE, "-o", "json"]
+    first = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
+    second = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
+    assert first.returncode == second.returncode == 0, second.stderr
+    assert "heavy: []" not in first.stdout and second.stdout.rstrip().endswith("heavy: []")
+    assert first.stdout.split("heavy:")[0] == second.stdout.split("heavy:")[0]

@@ -23,8 +23,8 @@ missing or unreadable root is a :class:`~gpuclass.errors.SourceError`.
 
 The same reading comes as lists from :func:`scan_sysfs_rows` (no numpy: the
 twin's reader, ``read_device_rows``, held equal to the compiled one), which
-``gpuclass scan`` uses for a machine's few devices; the entry order, the flagged
-rows and the absent-subsystem rule are this module's, once, for both.
+:func:`gpuclass.machine.scan_machine` uses for a machine's few devices; the entry
+order, the flagged rows and the absent-subsystem rule are this module's, once, for both.
 
 >>> t = scan_sysfs("/")                            # doctest: +SKIP
 >>> t.addresses()[:1], t.source                    # doctest: +SKIP
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import errno
 import os
-TYPE_CHECKING = False
 
 from .._native import DIRFLAGS, SYSFS_COLUMNS, SYSFS_DEFAULTS, Root, why
 from ..constants import FLAG_INVALID, NO_ADDRESS
@@ -43,6 +42,7 @@ from ..errors import SourceError
 from ..ids import address_text, parse_address
 from ..inputs import walk_beneath
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["scan_sysfs", "scan_sysfs_rows", "DeviceRows", "PCI_DEVICES"]
 
 PCI_DEVICES = os.path.join("sys", "bus", "pci", "devices")
+_open, _close = os.open, os.close
 
 
 def __getattr__(name: str) -> Any:
@@ -59,7 +60,6 @@ def __getattr__(name: str) -> Any:
 
         return core
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-_open, _close = os.open, os.close
 
 
 def _why(exc: OSError) -> str:

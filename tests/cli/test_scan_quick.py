@@ -59,6 +59,7 @@ def _both(args, monkeypatch):
 def _machines():
     out = {name: build() for name, build in fakesys.SERVERS.items()}
     out["broken"] = fakesys.broken()
+    out["empty"] = []
     for seed in range(3):
         out[f"generated-{seed}"] = fakesys.generated(40, seed)
     return out
@@ -203,7 +204,7 @@ def test_the_lookup_process_imports_no_numpy(tmp_path):
     assert '"sdevice_name": "Quadro RTX 6000"' in second.stdout
 
 
-@pytest.mark.parametrize("name", ["gex44", "gex130", "sriov", "broken", "turing"])
+@pytest.mark.parametrize("name", ["gex44", "gex130", "sriov", "broken", "turing", "empty"])
 def test_the_provisioners_report_reads_alike(tmp_path, monkeypatch, name):
     """``inspect`` (what ``plan`` and ``labels`` read) gives the same report on either path."""
     from gpuclass.provisioner import inspect

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import mmap
 import os
-import stat
 import sys
 import zlib
 from bisect import bisect_left
 
-from ..cachedir import cache_dir, trust_problem
+from ..cachedir import cache_dir, file_problem, trust_problem
 from ..errors import CacheError
 from .aliases import alias_target, stat_alias
 from .layout import FORMATS, ITEMSIZE, TABLES, parse_head
@@ -57,12 +56,9 @@ class MappedNames(NameRules):
         except OSError as exc:
             raise CacheError(f"{path}: cannot read: {exc.strerror or exc}") from None
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise CacheError(f"{path}: not a regular file")
-            if hasattr(os, "geteuid") and (st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022):
-                raise CacheError(f"{path}: another user could have written it (uid {st.st_uid}, "
-                                 f"mode {stat.S_IMODE(st.st_mode):04o})")
+            problem = file_problem(os.fstat(fd), path)  # what was opened, judged again
+            if problem is not None:
+                raise CacheError(problem)
             try:
                 self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
             except (ValueError, OSError) as exc:

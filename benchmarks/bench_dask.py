@@ -252,7 +252,9 @@ GROUPBY_GOAL = 1.2  # gpuclass.dask.audit on one worker at least 1.2x Dask's gro
 def dask_groupby(path: str):
     """The per-server counting a competent Dask user writes instead: the four columns read
     (projection), the GPU rows found with string prefix and ``isin`` tests, one
-    ``groupby(...).sum()`` (Dask fuses the read with the per-partition work)."""
+    ``groupby(...).sum()`` (Dask fuses the read with the per-partition work).  Tried and no
+    faster, in one thread on 2M rows: ``str.startswith`` for the classes (0.55 s against
+    0.54 s), a ``map_partitions`` of numpy masks (0.69 s)."""
     df = dd.read_parquet(path, columns=["server", "vendor", "device", "class"])
     base = df["class"].str.slice(0, 4)
     gpu = (df["vendor"] == "10de") & base.isin(["0300", "0302"])

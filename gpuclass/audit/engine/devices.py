@@ -382,4 +382,9 @@ class DeviceEngine:
         """The per-server :class:`~gpuclass.audit.results.table.AuditTable` of what was fed."""
         from ..results.table import AuditTable
 
+        if len(self._runs) > 1 and not self._repeated:
+            # every run a server of its own, in order: the parts go to the table as they are
+            # (no joined copy of their counts)
+            return AuditTable.from_parts(_keys([p.keys for p in self._runs]), self._runs, self.compiled,
+                                         source, db)
         return AuditTable.from_runs(self._merged(), self.compiled, source, db)

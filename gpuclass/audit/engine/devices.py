@@ -32,6 +32,9 @@ size costs ten times as much.
 
 from __future__ import annotations
 
+import itertools
+import os
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -92,6 +95,25 @@ def _keys(parts: list[Any]) -> Any:
     else:
         target = types.pop() if types else pa.null()
     return pa.concat_arrays([p if p.type == target else p.cast(target) for p in parts])
+
+
+# Whether DeviceEngine.add_all audits every other batch on a worker thread (where the
+# process may run on two cores or more, with the compiled core, whose pass releases the GIL).
+_THREADS = True
+
+
+def _second_core(kernel: Any) -> bool:
+    if not _THREADS or not getattr(kernel, "IS_COMPILED", False):
+        return False  # the pure-Python twin holds the GIL: threads would only take turns
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except (AttributeError, OSError):
+        return (os.cpu_count() or 1) > 1
+
+
+def _running(job: Any) -> bool:
+    """Whether a batch's audit is still under way on the worker."""
+    return job is not None and not isinstance(job, (Runs, Exception)) and not job.done()
 
 
 # Private: True feeds every batch's subsystem columns to the kernel as they are (tests hold
@@ -282,6 +304,78 @@ class DeviceEngine:
         self._hold(runs)
         if self._repeated > max(_COMPACT_AT, self._held - self._repeated):
             self._compact()
+
+    def add_all(self, items: Iterable[tuple[Any, dict[str, str | None], dict[int, str] | None]],
+                done: Callable[[int], None] | None = None) -> None:
+        """:meth:`add` each ``(batch, fields, errors)`` of ``items``, in order, and call
+        ``done(rows)`` after each.  The compiled core's pass over a batch runs without the
+        GIL: where this process may use a second core, every other batch is audited on a
+        worker thread while this thread audits the next one and holds the runs that came
+        before, in the order of the batches.  The answers are those of :meth:`add` (each
+        batch is audited alone; only the holding depends on order)."""
+        it = iter(items)
+        if not _second_core(self.kernel):
+            for batch, fields, errors in it:
+                self.add(batch, fields, errors)
+                if done is not None:
+                    done(batch.num_rows)
+            return
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        # (future or runs, rows) of each batch not yet held, in order; at most one batch is
+        # on the worker and one waits for it
+        pending: deque[tuple[Any, int]] = deque()
+        row, turn = self.rows, 0
+        pool = None
+        try:
+            while True:
+                try:
+                    item = next(it, None)
+                except BaseException:
+                    # the items fail here: the batches before are held first (their errors
+                    # are raised first, as add() one batch at a time raises them)
+                    while pending:
+                        self._take(*pending.popleft(), done)
+                    raise
+                if item is None:
+                    break
+                batch, fields, errors = item
+                n = batch.num_rows
+                job = ([(batch, errors)], fields, self.compiled, row, self.kernel)
+                row += n
+                if not n:
+                    pending.append((None, 0))
+                elif turn:  # here, while the worker runs
+                    try:
+                        pending.append((audit_batches(*job), n))
+                    except Exception as exc:  # raised when its turn comes (batches before first)
+                        pending.append((exc, n))
+                else:
+                    if pool is None:
+                        pool = ThreadPoolExecutor(1, thread_name_prefix="gpuclass-audit")
+                    pending.append((pool.submit(audit_batches, *job), n))
+                turn ^= bool(n)
+                while len(pending) > 2 or (pending and not _running(pending[0][0])):
+                    self._take(*pending.popleft(), done)
+            while pending:
+                self._take(*pending.popleft(), done)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+    def _take(self, runs: Any, n: int, done: Callable[[int], None] | None) -> None:
+        if n:
+            if isinstance(runs, Exception):
+                raise runs
+            if not isinstance(runs, Runs):
+                runs = runs.result()
+            self.rows += n
+            self._hold(runs)
+            if self._repeated > max(_COMPACT_AT, self._held - self._repeated):
+                self._compact()
+        if done is not None:
+            done(n)
 
     @property
     def held(self) -> int:

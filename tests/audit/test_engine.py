@@ -91,6 +91,21 @@ def test_batches_audited_on_a_worker_thread_give_the_answers_of_one_at_a_time(se
     assert seen == [b.num_rows for b in batches]
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_sorted_servers_split_by_batch_ends_go_on_without_hashing(seed, core):
+    """Sorted input cut anywhere (a row group's end splitting a server, even a batch of one
+    server's rows only): each batch's first run goes on with the last one held, nothing is
+    hashed, and the answers are those of batches cut where the server changes."""
+    rng = random.Random(seed)
+    servers = sorted(f"s{k:03d}" for k in rng.sample(range(1000), rng.randint(1, 30)))
+    rows = _rows(rng, servers, repeats=False)
+    want = _answers(audit_table(_table(rows), kernel=core))
+    engine = _fed(rows, rng.choice([1, 2, 3, 5, 16]), core)
+    assert engine._ordered and not engine._hashed
+    assert engine.held == len(servers)
+    assert _answers(engine.result("table")) == want
+
+
 def test_add_all_raises_the_first_error_in_batch_order(monkeypatch):
     """An error in a batch, or in making the batches, comes out as add() one batch at a time
     raises it: the first in the batches' order."""

@@ -41,6 +41,7 @@ import numpy as np
 
 from ... import constants as C
 from ..._native import audit_columns, cell_text, core, key_column, problem_text
+from ...errors import InputError
 from ...ids import CELL_OK
 from ..ingest.arrow import device_arrays
 from ..pool import iota, pooled_empty
@@ -115,6 +116,9 @@ def _running(job: Any) -> bool:
     """Whether a batch's audit is still under way on the worker."""
     return job is not None and not isinstance(job, (Runs, Exception)) and not job.done()
 
+
+# DeviceEngine._in_order's answers
+_NOT_IN_ORDER, _RISING, _GOES_ON = 0, 1, 2
 
 # Private: True feeds every batch's subsystem columns to the kernel as they are (tests hold
 # the answers of _subsystem_feed's "no subsystem" equal to those of this full parse).
@@ -383,32 +387,78 @@ class DeviceEngine:
         return self._held
 
     def _hold(self, runs: Runs) -> None:
+        order = self._in_order(runs.keys) if self._ordered else _NOT_IN_ORDER
+        if order == _GOES_ON:
+            rest = self._go_on(runs)
+            if rest is not None and not len(rest.first):
+                return  # the whole batch was the last server's
+            if rest is None:  # the server's slices would pass int32: merged as any other
+                order = _NOT_IN_ORDER
+            else:
+                runs = rest
         self._bases.append(self._held)
         self._runs.append(runs)
         self._held += len(runs.first)
-        if self._ordered and self._in_order(runs.keys):
+        if order != _NOT_IN_ORDER:
             return  # keys in strictly rising order so far: no server can have come back
         self._ordered = False
         while self._hashed < len(self._runs):  # the parts held in order, then this one
             self._hash(self._runs[self._hashed].keys, self._bases[self._hashed])
             self._hashed += 1
 
-    def _in_order(self, keys: Any) -> bool:
-        """Whether ``keys`` rise strictly, from above the last key held (then they are
-        distinct, and none is a server seen before)."""
+    def _in_order(self, keys: Any) -> int:
+        """Whether ``keys`` rise strictly (then they are distinct): from above the last key
+        held (``_RISING``: none is a server seen before), or from the last key held itself,
+        a text or integer key (``_GOES_ON``: a batch's first run goes on with the server
+        the one before ended with, as where a row group's end splits a server); else
+        ``_NOT_IN_ORDER``."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         n = len(keys)
         if n == 0:
-            return True
+            return _RISING
         if keys.null_count or (self._last is not None and self._last.type != keys.type):
-            return False
+            return _NOT_IN_ORDER
+        order = _RISING
         if self._last is not None and not pc.greater(keys[0], self._last).as_py():
-            return False
+            t = keys.type
+            if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                    or pa.types.is_large_binary(t) or pa.types.is_integer(t)) \
+                    or not self._runs or not len(self._runs[-1].first) \
+                    or not pc.equal(keys[0], self._last).as_py():
+                return _NOT_IN_ORDER
+            order = _GOES_ON
         if n > 1 and not pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py():
-            return False
+            return _NOT_IN_ORDER
         self._last = keys[n - 1]
-        return True
+        return order
+
+    def _go_on(self, runs: Runs) -> Runs | None:
+        """The last run held and ``runs``' first (one server) made one, by the rollup's rules
+        (as merge_runs would make them one later); ``runs`` without its first run, or None
+        (nothing changed) where their slices would pass the int32 range."""
+        prev = self._runs[-1]
+        last = len(prev.first) - 1
+        try:
+            t, c = self.kernel.merge_runs(np.zeros(2, np.int64), np.concatenate([prev.totals[last:], runs.totals[:1]]),
+                                          np.concatenate([prev.counts[last:], runs.counts[:1]]), 1)
+        except InputError:
+            return None
+        totals, counts, rows = (a if a.flags.writeable else a.copy() for a in (prev.totals, prev.counts, prev.rows))
+        totals[last], counts[last] = t[0], c[0]
+        rows[last] += runs.rows[0]
+        moved = runs.unsupported_run == 0
+        uns_run, uns_ids = prev.unsupported_run, prev.unsupported_ids
+        if moved.any():
+            uns_run = np.concatenate([uns_run, np.full(int(moved.sum()), last, np.int64)])
+            uns_ids = np.concatenate([uns_ids, runs.unsupported_ids[moved]])
+        problems = prev.problems + [(last, row, text) for run, row, text in runs.problems if run == 0]
+        self._runs[-1] = prev._replace(rows=rows, totals=totals, counts=counts, problems=problems,
+                                       unsupported_run=uns_run, unsupported_ids=uns_ids)
+        return Runs(runs.keys.slice(1), runs.first[1:], runs.rows[1:], runs.totals[1:], runs.counts[1:],
+                    [(run - 1, row, text) for run, row, text in runs.problems if run > 0],
+                    runs.unsupported_run[~moved] - 1, runs.unsupported_ids[~moved])
 
     def _hash(self, keys: Any, base: int) -> None:
         n = len(keys)

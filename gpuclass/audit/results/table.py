@@ -215,6 +215,33 @@ class AuditTable:
             out[g] = [unsupported_entry(k, v) for k, v in self.unsupported(g).items()]
         return out
 
+    def _unsupported_column(self, n: int) -> Any:
+        """The flat ``unsupported`` column (pyarrow strings): each server's
+        :meth:`unsupported_lists` texts joined by ``"; "``, ``""`` for a server without
+        any, made from the distinct (server, ID) pairs without a Python object per server
+        (a server of one model takes its text from the distinct (ID, count) pairs; one of
+        several, as unsupported_lists makes it)."""
+        import pyarrow as pa
+
+        index = np.zeros(n, np.int64)
+        pool: list[str] = [""]
+        groups = self._uns_group
+        if len(groups):
+            pair = (groups.astype(np.int64) << 32) | self._uns_ids.astype(np.int64)
+            keys, counts = np.unique(pair, return_counts=True)
+            g = keys >> 32
+            starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+            per = np.diff(np.r_[starts, len(g)])
+            one = starts[per == 1]  # the pair of each server of one model
+            combo = ((keys[one] & 0xFFFFFFFF) << 32) | counts[one].astype(np.int64)
+            distinct, which = np.unique(combo, return_inverse=True)
+            pool += [unsupported_entry(self._label(c >> 32), c & 0xFFFFFFFF) for c in distinct.tolist()]
+            index[g[one]] = which.reshape(-1) + 1
+            for k in g[starts[per > 1]].tolist():
+                index[k] = len(pool)
+                pool.append("; ".join(unsupported_entry(label, v) for label, v in self.unsupported(k).items()))
+        return pa.array(pool, pa.string()).take(pa.array(index))
+
     def reports(self) -> list[ServerReport]:
         """Every server's report."""
         return list(self)
@@ -266,10 +293,21 @@ class AuditTable:
         t = self.table
         n = t.num_rows
         ids = self.compiled.card_ids
-        counts = self.int32_block()[3:3 + len(ids)].T
-        texts = device_texts(self.compiled, counts, t.column("slices").to_numpy(),
-                             t.column("unsupported_gpus").to_numpy(), self.unsupported_lists(),
-                             self.problem_lists(), sentences)
+        block = self.int32_block()
+        if sentences:
+            texts = device_texts(self.compiled, block[3:3 + len(ids)].T, t.column("slices").to_numpy(),
+                                 t.column("unsupported_gpus").to_numpy(), self.unsupported_lists(),
+                                 self.problem_lists(), sentences)
+            counted = {c: t.column(c) for c in ("supported_cards", "slices", "unsupported_gpus",
+                                                *map(card_column, ids))}
+        else:
+            texts = {"unsupported": self._unsupported_column(n)}
+            # the typed counts are int64: widened here at once, into one array (a cast per
+            # column made each its own fresh allocation)
+            wide = np.empty((3 + len(ids), n), np.int64)
+            wide[...] = block[:3 + len(ids)]
+            counted = {c: pa.array(wide[k]) for k, c in enumerate(("supported_cards", "slices", "unsupported_gpus",
+                                                                   *map(card_column, ids)))}
         server = t.column("server")
         if not pa.types.is_string(server.type):
             server = pc.cast(server, pa.string())
@@ -277,14 +315,14 @@ class AuditTable:
                 "server": server, "gpu_capable": t.column("gpu_capable")}
         if sentences:
             cols["cards"] = texts["cards"]
-        cols.update({"supported_cards": t.column("supported_cards"), "slices": t.column("slices"),
-                     "unsupported": texts["unsupported"], "unsupported_gpus": t.column("unsupported_gpus")})
+        cols.update({"supported_cards": counted["supported_cards"], "slices": counted["slices"],
+                     "unsupported": texts["unsupported"], "unsupported_gpus": counted["unsupported_gpus"]})
         if sentences:
             cols["reason"] = texts["reason"]
         cols.update({"problems": pc.fill_null(_problem_column(self.problem_lists(), n), ""),
                      "rows": t.column("rows")})
         for cid in ids:
-            cols[card_column(cid)] = t.column(card_column(cid))
+            cols[card_column(cid)] = counted[card_column(cid)]
         for k in PASSTHROUGH:
             cols[k] = pa.nulls(n, pa.float64() if k.endswith("price") else pa.string())
         return pa.table(cols)

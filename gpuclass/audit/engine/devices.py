@@ -15,7 +15,11 @@ core's ``KeySet``, as each batch comes), and a hash seen before is confirmed by 
 the keys themselves (a collision makes the engine group by the keys instead, the same
 answer); the runs are merged into one per server whenever the repeated ones pile up, so
 the memory an audit holds grows with its servers, not its rows, and a table ten times the
-size costs ten times as much.
+size costs ten times as much.  Keys that rise strictly are not hashed at all, nor is a
+batch whose first key is the last one held (a server split by a batch's end, as by a
+Parquet row group's): that run goes on with the last run held.  Sorted runs are never
+joined: their counts go straight into the output's columns.  :meth:`DeviceEngine.add_all`
+audits every other batch on a worker thread where a second core is there.
 
 >>> import pyarrow as pa
 >>> from gpuclass.policy import compile_policy
@@ -32,7 +36,6 @@ size costs ten times as much.
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -110,11 +113,6 @@ def _second_core(kernel: Any) -> bool:
         return len(os.sched_getaffinity(0)) > 1
     except (AttributeError, OSError):
         return (os.cpu_count() or 1) > 1
-
-
-def _running(job: Any) -> bool:
-    """Whether a batch's audit is still under way on the worker."""
-    return job is not None and not isinstance(job, (Runs, Exception)) and not job.done()
 
 
 # DeviceEngine._in_order's answers
@@ -317,69 +315,26 @@ class DeviceEngine:
         worker thread while this thread audits the next one and holds the runs that came
         before, in the order of the batches.  The answers are those of :meth:`add` (each
         batch is audited alone; only the holding depends on order)."""
-        it = iter(items)
         if not _second_core(self.kernel):
-            for batch, fields, errors in it:
+            for batch, fields, errors in items:
                 self.add(batch, fields, errors)
                 if done is not None:
                     done(batch.num_rows)
             return
-        from collections import deque
-        from concurrent.futures import ThreadPoolExecutor
+        from .pipeline import feed
 
-        # (future or runs, rows) of each batch not yet held, in order; at most one batch is
-        # on the worker and one waits for it
-        pending: deque[tuple[Any, int]] = deque()
-        row, turn = self.rows, 0
-        pool = None
-        try:
-            while True:
-                try:
-                    item = next(it, None)
-                except BaseException:
-                    # the items fail here: the batches before are held first (their errors
-                    # are raised first, as add() one batch at a time raises them)
-                    while pending:
-                        self._take(*pending.popleft(), done)
-                    raise
-                if item is None:
-                    break
-                batch, fields, errors = item
-                n = batch.num_rows
-                job = ([(batch, errors)], fields, self.compiled, row, self.kernel)
-                row += n
-                if not n:
-                    pending.append((None, 0))
-                elif turn:  # here, while the worker runs
-                    try:
-                        pending.append((audit_batches(*job), n))
-                    except Exception as exc:  # raised when its turn comes (batches before first)
-                        pending.append((exc, n))
-                else:
-                    if pool is None:
-                        pool = ThreadPoolExecutor(1, thread_name_prefix="gpuclass-audit")
-                    pending.append((pool.submit(audit_batches, *job), n))
-                turn ^= bool(n)
-                while len(pending) > 2 or (pending and not _running(pending[0][0])):
-                    self._take(*pending.popleft(), done)
-            while pending:
-                self._take(*pending.popleft(), done)
-        finally:
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+        base = self.rows
 
-    def _take(self, runs: Any, n: int, done: Callable[[int], None] | None) -> None:
-        if n:
-            if isinstance(runs, Exception):
-                raise runs
-            if not isinstance(runs, Runs):
-                runs = runs.result()
-            self.rows += n
-            self._hold(runs)
-            if self._repeated > max(_COMPACT_AT, self._held - self._repeated):
-                self._compact()
-        if done is not None:
-            done(n)
+        def audit(batch: Any, fields: dict[str, str | None], errors: dict[int, str] | None, row: int) -> Runs:
+            return audit_batches([(batch, errors)], fields, self.compiled, base + row, self.kernel)
+
+        feed(audit, self._take, items, done)
+
+    def _take(self, runs: Runs, n: int) -> None:
+        self.rows += n
+        self._hold(runs)
+        if self._repeated > max(_COMPACT_AT, self._held - self._repeated):
+            self._compact()
 
     @property
     def held(self) -> int:

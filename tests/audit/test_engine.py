@@ -106,6 +106,22 @@ def test_sorted_servers_split_by_batch_ends_go_on_without_hashing(seed, core):
     assert _answers(engine.result("table")) == want
 
 
+def test_one_batch_starts_no_thread(monkeypatch):
+    """A table of one batch (and empty ones) is audited on the calling thread: no worker."""
+    import concurrent.futures
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a worker thread for one batch")
+    monkeypatch.setattr(engine_module, "_second_core", lambda kernel: True)
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", no_pool)
+    table = _table([(f"s{k}", "10de", "27b0", "", "", "0300") for k in range(5)])
+    fields = field_names(table.column_names, None)
+    empty = pa.RecordBatch.from_pylist([], schema=table.schema)
+    engine = DeviceEngine(compile_policy())
+    engine.add_all([(empty, fields, None), (table.to_batches()[0], fields, None), (empty, fields, None)])
+    assert len(engine.result("t")) == 5
+
+
 def test_add_all_raises_the_first_error_in_batch_order(monkeypatch):
     """An error in a batch, or in making the batches, comes out as add() one batch at a time
     raises it: the first in the batches' order."""

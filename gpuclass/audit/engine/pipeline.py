@@ -26,6 +26,11 @@ def _rows(batch: Any) -> int:
     return batch.num_rows if hasattr(batch, "num_rows") else len(batch)
 
 
+class _Later(tuple):
+    """A batch's audit not yet begun: the worker starts only once a second batch comes (a
+    table of one batch starts no thread)."""
+
+
 def feed(audit: Callable[[Any, Any, Any, int], Any], hold: Callable[[Any, int], None],
          items: Iterable[tuple[Any, Any, Any]], done: Callable[[int], None] | None = None) -> None:
     """``hold(audit(batch, fields, errors, first_row), rows)`` for each ``(batch, fields,
@@ -43,6 +48,8 @@ def feed(audit: Callable[[Any, Any, Any, int], Any], hold: Callable[[Any, int], 
         if n:
             if isinstance(job, Exception):
                 raise job
+            if isinstance(job, _Later):
+                job = audit(*job)
             hold(job.result() if isinstance(job, Future) else job, n)
         if done is not None:
             done(n)
@@ -64,6 +71,9 @@ def feed(audit: Callable[[Any, Any, Any, int], Any], hold: Callable[[Any, int], 
                 break
             batch, fields, errors = item
             n = _rows(batch)
+            if n and pending and isinstance(pending[0][0], _Later):  # a second batch: begin the first
+                pool = ThreadPoolExecutor(1, thread_name_prefix="gpuclass-audit")
+                pending[0] = (pool.submit(audit, *pending[0][0]), pending[0][1])
             if not n:
                 pending.append((None, 0))
             elif turn:  # here, while the worker runs
@@ -71,14 +81,14 @@ def feed(audit: Callable[[Any, Any, Any, int], Any], hold: Callable[[Any, int], 
                     pending.append((audit(batch, fields, errors, row), n))
                 except Exception as exc:  # raised when its turn comes
                     pending.append((exc, n))
+            elif pool is None:
+                pending.append((_Later((batch, fields, errors, row)), n))
             else:
-                if pool is None:
-                    pool = ThreadPoolExecutor(1, thread_name_prefix="gpuclass-audit")
                 pending.append((pool.submit(audit, batch, fields, errors, row), n))
             row += n
             turn ^= bool(n)
-            while len(pending) > 2 or (pending and not (isinstance(pending[0][0], Future)
-                                                        and not pending[0][0].done())):
+            while len(pending) > 2 or (pending and not isinstance(pending[0][0], _Later)
+                                       and not (isinstance(pending[0][0], Future) and not pending[0][0].done())):
                 take()
         while pending:
             take()

@@ -75,10 +75,8 @@ def audit_table(data: Any, *, policy: PolicyArg = None, server_column: str | Non
     table = as_table(data, server_column)
     fields = field_names(table.column_names, server_column)
     engine = DeviceEngine(compiled, kernel)
-    for batch in _batches(table, fields["server"], _BATCH):
-        engine.add(batch, fields)
-        if progress is not None:
-            progress.advance(batch.num_rows)
+    engine.add_all(((batch, fields, None) for batch in _batches(table, fields["server"], _BATCH)),
+                   None if progress is None else progress.advance)
     return engine.result(source, db)
 
 

@@ -91,10 +91,16 @@ def device_conflicts(compiled: Any, counts: Any) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     if not counts.size:
         return out
-    held = counts > 0
+    # the models each server holds, counted a card column at a time (``counts`` may be a
+    # cards x servers block seen transposed: each column is then one contiguous row); a
+    # count saturates at 2, all the test below needs
+    several = np.zeros(counts.shape[0], np.uint8)
+    for c in range(counts.shape[1]):
+        several += counts[:, c] > 0
+        np.minimum(several, 2, out=several)
     decided: dict[tuple[int, ...], list[str]] = {}
-    for g in np.flatnonzero(held.sum(axis=1) > 1).tolist():
-        models = tuple(np.flatnonzero(held[g]).tolist())
+    for g in np.flatnonzero(several > 1).tolist():
+        models = tuple(np.flatnonzero(counts[g] > 0).tolist())
         found = decided.get(models)
         if found is None:
             found = decided[models] = conflicts(compiled, models)

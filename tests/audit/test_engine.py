@@ -67,6 +67,106 @@ def test_any_batching_and_any_merging_give_one_answer(seed, core, monkeypatch):
     assert _answers(engine.result("table")) == want
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_batches_audited_on_a_worker_thread_give_the_answers_of_one_at_a_time(seed, monkeypatch):
+    """add_all (every other batch on a worker thread) holds the runs in the batches' order:
+    the same answers, and the same progress, as add() one batch at a time."""
+    rng = random.Random(seed)
+    servers = [f"s{k:03d}" for k in range(rng.randint(1, 60))]
+    if rng.random() < 0.5:
+        rng.shuffle(servers)
+    rows = _rows(rng, servers, repeats=rng.random() < 0.7)
+    monkeypatch.setattr(engine_module, "_COMPACT_AT", rng.choice([1, 3, 1 << 20]))
+    size = rng.choice([1, 2, 3, 7, 64])
+    want = _answers(_fed(rows, size).result("table"))
+    table = _table(rows)
+    fields = field_names(table.column_names, None)
+    batches = table.to_batches(max_chunksize=size)
+    empty = pa.RecordBatch.from_pylist([], schema=table.schema)
+    batches.insert(rng.randrange(len(batches) + 1), empty)  # an empty batch counts, as in add()
+    monkeypatch.setattr(engine_module, "_second_core", lambda kernel: True)
+    engine, seen = DeviceEngine(compile_policy()), []
+    engine.add_all(((b, fields, None) for b in batches), seen.append)
+    assert _answers(engine.result("table")) == want
+    assert seen == [b.num_rows for b in batches]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sorted_servers_split_by_batch_ends_go_on_without_hashing(seed, core):
+    """Sorted input cut anywhere (a row group's end splitting a server, even a batch of one
+    server's rows only): each batch's first run goes on with the last one held, nothing is
+    hashed, and the answers are those of batches cut where the server changes."""
+    rng = random.Random(seed)
+    servers = sorted(f"s{k:03d}" for k in rng.sample(range(1000), rng.randint(1, 30)))
+    rows = _rows(rng, servers, repeats=False)
+    want = _answers(audit_table(_table(rows), kernel=core))
+    engine = _fed(rows, rng.choice([1, 2, 3, 5, 16]), core)
+    assert engine._ordered and not engine._hashed
+    assert engine.held == len(servers)
+    assert _answers(engine.result("table")) == want
+
+
+def test_one_batch_starts_no_thread(monkeypatch):
+    """A table of one batch (and empty ones) is audited on the calling thread: no worker."""
+    import concurrent.futures
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a worker thread for one batch")
+    monkeypatch.setattr(engine_module, "_second_core", lambda kernel: True)
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", no_pool)
+    table = _table([(f"s{k}", "10de", "27b0", "", "", "0300") for k in range(5)])
+    fields = field_names(table.column_names, None)
+    empty = pa.RecordBatch.from_pylist([], schema=table.schema)
+    engine = DeviceEngine(compile_policy())
+    engine.add_all([(empty, fields, None), (table.to_batches()[0], fields, None), (empty, fields, None)])
+    assert len(engine.result("t")) == 5
+
+
+def test_add_all_raises_the_first_error_in_batch_order(monkeypatch):
+    """An error in a batch, or in making the batches, comes out as add() one batch at a time
+    raises it: the first in the batches' order."""
+    monkeypatch.setattr(engine_module, "_second_core", lambda kernel: True)
+    table = _table([(f"s{k}", "10de", "27b0", "", "", "0300") for k in range(8)])
+    fields = field_names(table.column_names, None)
+    batches = table.to_batches(max_chunksize=2)
+    bad = table.slice(0, 3).to_batches()[0]  # the one batch of 3 rows: its audit fails
+    audit = engine_module.audit_batches
+
+    def audit_or_fail(items, *args, **kw):
+        if items[0][0].num_rows in (1, 3):
+            raise InputError(f"the batch of {items[0][0].num_rows} rows fails")
+        return audit(items, *args, **kw)
+    monkeypatch.setattr(engine_module, "audit_batches", audit_or_fail)
+
+    def failing(at_item):
+        yield batches[0]
+        yield bad
+        yield batches[1]
+        if at_item:
+            raise OSError("the reader failed")
+        yield batches[2]
+
+    with pytest.raises(InputError) as one:
+        engine = DeviceEngine(compile_policy())
+        for b in [batches[0], bad, batches[1]]:
+            engine.add(b, fields)
+    for at_item in (False, True):
+        with pytest.raises(type(one.value)) as got:
+            DeviceEngine(compile_policy()).add_all((b, fields, None) for b in failing(at_item))
+        assert str(got.value) == str(one.value)
+    # the first failing batch on the worker thread, the second here: the first's error
+    one_row = table.slice(0, 1).to_batches()[0]
+    for order in ([one_row, bad], [bad, one_row], [batches[0], one_row, bad], [batches[0], bad, one_row]):
+        first = next(b.num_rows for b in order if b.num_rows in (1, 3))
+        with pytest.raises(InputError, match=f"the batch of {first} rows"):
+            DeviceEngine(compile_policy()).add_all((b, fields, None) for b in order)
+    with pytest.raises(OSError, match="the reader failed"):
+        def gen():
+            yield from batches[:3]
+            raise OSError("the reader failed")
+        DeviceEngine(compile_policy()).add_all((b, fields, None) for b in gen())
+
+
 def test_the_runs_held_stay_about_the_servers_seen(monkeypatch):
     """Rows of a few servers in no order: what the engine holds is merged to one run per
     server whenever the runs pile up, never one per row."""

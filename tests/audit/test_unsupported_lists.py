@@ -47,3 +47,16 @@ def test_a_server_of_two_models_lists_both_in_row_order():
     assert lists == _per_server(table)
     assert [e.split("x ", 1)[0] for e in lists[0]] == ["2", "1"] and "1e30" in lists[0][0]
     assert len(lists[1]) == 1 and lists[1][0].startswith("1x ") and "2184" in lists[1][0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(fleets(), st.booleans())
+def test_the_typed_column_joins_each_servers_list(columns, names):
+    """The typed rows' ``unsupported`` column (made from the distinct pairs, without the
+    lists) is each server's list joined, as the flat rows have it."""
+    table = gpuclass.audit_table(columns, db=None if names else NO_NAMES)
+    lists = table.unsupported_lists()
+    want = ["; ".join(lists.get(g, [])) for g in range(len(table))]
+    assert table.typed().column("unsupported").to_pylist() == want
+    assert table.flat().column("unsupported").to_pylist() == want
+    assert table.typed().equals(table.flat().drop_columns(["cards", "reason"]).cast(table.typed().schema))

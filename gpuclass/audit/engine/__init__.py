@@ -3,7 +3,8 @@
 - :mod:`.listings`: auction-like records with free text (feeds, NDJSON, text CSV, text
   frames), one report per record, cards matched by :mod:`gpuclass.textmatch`;
 - :mod:`.devices`: device tables (one PCI function per row) as Arrow batches, one row per
-  server, through the native core: the one device-table engine every door reaches;
+  server, through the native core: the one device-table engine every door reaches
+  (:mod:`.pipeline`: its batches two at a time, one on a worker thread);
 - :mod:`.dumps`: collected lspci dumps, one report per dump, through
   :func:`gpuclass.sources.lspci.parse_lspci` and the classifier.
 

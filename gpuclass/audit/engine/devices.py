@@ -15,7 +15,11 @@ core's ``KeySet``, as each batch comes), and a hash seen before is confirmed by 
 the keys themselves (a collision makes the engine group by the keys instead, the same
 answer); the runs are merged into one per server whenever the repeated ones pile up, so
 the memory an audit holds grows with its servers, not its rows, and a table ten times the
-size costs ten times as much.
+size costs ten times as much.  Keys that rise strictly are not hashed at all, nor is a
+batch whose first key is the last one held (a server split by a batch's end, as by a
+Parquet row group's): that run goes on with the last run held.  Sorted runs are never
+joined: their counts go straight into the output's columns.  :meth:`DeviceEngine.add_all`
+audits every other batch on a worker thread where a second core is there.
 
 >>> import pyarrow as pa
 >>> from gpuclass.policy import compile_policy
@@ -32,12 +36,15 @@ size costs ten times as much.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from ... import constants as C
 from ..._native import audit_columns, cell_text, core, key_column, problem_text
+from ...errors import InputError
 from ...ids import CELL_OK
 from ..ingest.arrow import device_arrays
 from ..pool import iota, pooled_empty
@@ -93,6 +100,23 @@ def _keys(parts: list[Any]) -> Any:
         target = types.pop() if types else pa.null()
     return pa.concat_arrays([p if p.type == target else p.cast(target) for p in parts])
 
+
+# Whether DeviceEngine.add_all audits every other batch on a worker thread (where the
+# process may run on two cores or more, with the compiled core, whose pass releases the GIL).
+_THREADS = True
+
+
+def _second_core(kernel: Any) -> bool:
+    if not _THREADS or not getattr(kernel, "IS_COMPILED", False):
+        return False  # the pure-Python twin holds the GIL: threads would only take turns
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except (AttributeError, OSError):
+        return (os.cpu_count() or 1) > 1
+
+
+# DeviceEngine._in_order's answers
+_NOT_IN_ORDER, _RISING, _GOES_ON = 0, 1, 2
 
 # Private: True feeds every batch's subsystem columns to the kernel as they are (tests hold
 # the answers of _subsystem_feed's "no subsystem" equal to those of this full parse).
@@ -283,38 +307,113 @@ class DeviceEngine:
         if self._repeated > max(_COMPACT_AT, self._held - self._repeated):
             self._compact()
 
+    def add_all(self, items: Iterable[tuple[Any, dict[str, str | None], dict[int, str] | None]],
+                done: Callable[[int], None] | None = None) -> None:
+        """:meth:`add` each ``(batch, fields, errors)`` of ``items``, in order, and call
+        ``done(rows)`` after each.  The compiled core's pass over a batch runs without the
+        GIL: where this process may use a second core, every other batch is audited on a
+        worker thread while this thread audits the next one and holds the runs that came
+        before, in the order of the batches.  The answers are those of :meth:`add` (each
+        batch is audited alone; only the holding depends on order)."""
+        if not _second_core(self.kernel):
+            for batch, fields, errors in items:
+                self.add(batch, fields, errors)
+                if done is not None:
+                    done(batch.num_rows)
+            return
+        from .pipeline import feed
+
+        base = self.rows
+
+        def audit(batch: Any, fields: dict[str, str | None], errors: dict[int, str] | None, row: int) -> Runs:
+            return audit_batches([(batch, errors)], fields, self.compiled, base + row, self.kernel)
+
+        feed(audit, self._take, items, done)
+
+    def _take(self, runs: Runs, n: int) -> None:
+        self.rows += n
+        self._hold(runs)
+        if self._repeated > max(_COMPACT_AT, self._held - self._repeated):
+            self._compact()
+
     @property
     def held(self) -> int:
         """Runs held now (one per server seen once merged)."""
         return self._held
 
     def _hold(self, runs: Runs) -> None:
+        order = self._in_order(runs.keys) if self._ordered else _NOT_IN_ORDER
+        if order == _GOES_ON:
+            rest = self._go_on(runs)
+            if rest is not None and not len(rest.first):
+                return  # the whole batch was the last server's
+            if rest is None:  # the server's slices would pass int32: merged as any other
+                order = _NOT_IN_ORDER
+            else:
+                runs = rest
         self._bases.append(self._held)
         self._runs.append(runs)
         self._held += len(runs.first)
-        if self._ordered and self._in_order(runs.keys):
+        if order != _NOT_IN_ORDER:
             return  # keys in strictly rising order so far: no server can have come back
         self._ordered = False
         while self._hashed < len(self._runs):  # the parts held in order, then this one
             self._hash(self._runs[self._hashed].keys, self._bases[self._hashed])
             self._hashed += 1
 
-    def _in_order(self, keys: Any) -> bool:
-        """Whether ``keys`` rise strictly, from above the last key held (then they are
-        distinct, and none is a server seen before)."""
+    def _in_order(self, keys: Any) -> int:
+        """Whether ``keys`` rise strictly (then they are distinct): from above the last key
+        held (``_RISING``: none is a server seen before), or from the last key held itself,
+        a text or integer key (``_GOES_ON``: a batch's first run goes on with the server
+        the one before ended with, as where a row group's end splits a server); else
+        ``_NOT_IN_ORDER``."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         n = len(keys)
         if n == 0:
-            return True
+            return _RISING
         if keys.null_count or (self._last is not None and self._last.type != keys.type):
-            return False
+            return _NOT_IN_ORDER
+        order = _RISING
         if self._last is not None and not pc.greater(keys[0], self._last).as_py():
-            return False
+            t = keys.type
+            if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                    or pa.types.is_large_binary(t) or pa.types.is_integer(t)) \
+                    or not self._runs or not len(self._runs[-1].first) \
+                    or not pc.equal(keys[0], self._last).as_py():
+                return _NOT_IN_ORDER
+            order = _GOES_ON
         if n > 1 and not pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py():
-            return False
+            return _NOT_IN_ORDER
         self._last = keys[n - 1]
-        return True
+        return order
+
+    def _go_on(self, runs: Runs) -> Runs | None:
+        """The last run held and ``runs``' first (one server) made one, by the rollup's rules
+        (as merge_runs would make them one later); ``runs`` without its first run, or None
+        (nothing changed) where their slices would pass the int32 range."""
+        prev = self._runs[-1]
+        last = len(prev.first) - 1
+        try:
+            t, c = self.kernel.merge_runs(np.zeros(2, np.int64), np.concatenate([prev.totals[last:], runs.totals[:1]]),
+                                          np.concatenate([prev.counts[last:], runs.counts[:1]]), 1)
+        except InputError:
+            return None
+        totals, counts, rows = (a if a.flags.writeable else a.copy() for a in (prev.totals, prev.counts, prev.rows))
+        totals[last], counts[last] = t[0], c[0]
+        rows[last] += runs.rows[0]
+        moved = runs.unsupported_run == 0
+        uns_run, uns_ids = prev.unsupported_run, prev.unsupported_ids
+        if moved.any():
+            uns_run = np.concatenate([uns_run, np.full(int(moved.sum()), last, np.int64)])
+            uns_ids = np.concatenate([uns_ids, runs.unsupported_ids[moved]])
+        problems = prev.problems + [(last, row, text) for run, row, text in runs.problems if run == 0]
+        self._runs[-1] = prev._replace(rows=rows, totals=totals, counts=counts, problems=problems,
+                                       unsupported_run=uns_run, unsupported_ids=uns_ids)
+        return Runs(runs.keys.slice(1), runs.first[1:], runs.rows[1:], runs.totals[1:], runs.counts[1:],
+                    [(run - 1, row, text) for run, row, text in runs.problems if run > 0],
+                    runs.unsupported_run[~moved] - 1, runs.unsupported_ids[~moved])
 
     def _hash(self, keys: Any, base: int) -> None:
         n = len(keys)
@@ -382,4 +481,9 @@ class DeviceEngine:
         """The per-server :class:`~gpuclass.audit.results.table.AuditTable` of what was fed."""
         from ..results.table import AuditTable
 
+        if len(self._runs) > 1 and not self._repeated:
+            # every run a server of its own, in order: the parts go to the table as they are
+            # (no joined copy of their counts)
+            return AuditTable.from_parts(_keys([p.keys for p in self._runs]), self._runs, self.compiled,
+                                         source, db)
         return AuditTable.from_runs(self._merged(), self.compiled, source, db)

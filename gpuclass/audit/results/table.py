@@ -65,35 +65,56 @@ class AuditTable:
     @classmethod
     def from_runs(cls, runs: Any, compiled: Any, source: str, db: DeviceNames | None = None) -> AuditTable:
         """The table of merged runs (one per server, in order of first appearance)."""
+        return cls.from_parts(runs.keys, [runs], compiled, source, db)
+
+    @classmethod
+    def from_parts(cls, keys: Any, parts: list[Any], compiled: Any, source: str,
+                   db: DeviceNames | None = None) -> AuditTable:
+        """The table of runs held as ``parts`` (each a ``Runs`` whose runs, problems and
+        unsupported GPUs count from its own first run), one run per server in order of
+        first appearance across them; ``keys``: their run keys as one array.  Each part's
+        counts are written straight into the output's columns: at 10M rows joining them
+        first cost a second copy of every count, in fresh pages."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        n = len(runs.first)
+        n = len(keys)
+        bases = np.cumsum([0] + [len(p.first) for p in parts]).tolist()
         problems: dict[int, list[tuple[int | None, str]]] = {}
-        if runs.keys.null_count:
-            for g in np.flatnonzero(np.asarray(runs.keys.is_null(), dtype=bool)).tolist():
+        if keys.null_count:
+            for g in np.flatnonzero(np.asarray(keys.is_null(), dtype=bool)).tolist():
                 problems[g] = [(None, NO_SERVER)]
-        for g, row, text in runs.problems:
-            problems.setdefault(g, []).append((row, text))
+        for p, base in zip(parts, bases):
+            for g, row, text in p.problems:
+                problems.setdefault(g + base, []).append((row, text))
         # the int32 columns written once, into one block that the Arrow columns share (and
         # a pandas frame may take as its block: gpuclass.dask)
         names = int32_columns(compiled.card_ids)
         block = pooled_empty((len(names), n), np.int32)
-        block[0] = runs.totals[:, C.R_CARDS]
-        block[1] = runs.totals[:, C.R_SLICES]
-        block[2] = runs.totals[:, C.R_UNSUPPORTED]
-        block[3:-1] = runs.counts.T
-        block[-1] = runs.totals[:, C.R_INVALID]
-        columns = {"server": runs.keys, "gpu_capable": pc.greater(pa.array(block[0]), 0)}
+        for p, base in zip(parts, bases):
+            _fill_block(block, base, p.totals, p.counts)
+        if len(parts) == 1:
+            rows = parts[0].rows.astype(np.int64, copy=False)
+            first = np.add(parts[0].first, 1, dtype=np.int64)
+        else:
+            rows, first = pooled_empty(n, np.int64), pooled_empty(n, np.int64)
+            for p, lo, hi in zip(parts, bases, bases[1:]):
+                rows[lo:hi] = p.rows
+                np.add(p.first, 1, out=first[lo:hi], casting="unsafe")
+        columns = {"server": keys, "gpu_capable": pc.greater(pa.array(block[0]), 0)}
         for name, values in zip(names, block):
             columns[name] = pa.array(values)
-        columns["rows"] = pa.array(runs.rows.astype(np.int64, copy=False))
-        columns["row"] = pa.array(np.add(runs.first, 1, dtype=np.int64))
+        columns["rows"] = pa.array(rows)
+        columns["row"] = pa.array(first)
         columns["problems"] = _problem_column({g: [problem(r, t) for r, t in p] for g, p in problems.items()}, n)
-        found = device_conflicts(compiled, runs.counts)
+        found = device_conflicts(compiled, block[3:-1].T)
         columns["conflicts"] = _problem_column(found, n)
-        return cls(pa.table(columns), compiled, problems, runs.unsupported_run, runs.unsupported_ids, source,
-                   db, block, found)
+        if len(parts) == 1:
+            uns_run, uns_ids = parts[0].unsupported_run, parts[0].unsupported_ids
+        else:
+            uns_run = np.concatenate([p.unsupported_run + base for p, base in zip(parts, bases)])
+            uns_ids = np.concatenate([p.unsupported_ids for p in parts])
+        return cls(pa.table(columns), compiled, problems, uns_run, uns_ids, source, db, block, found)
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -194,6 +215,33 @@ class AuditTable:
             out[g] = [unsupported_entry(k, v) for k, v in self.unsupported(g).items()]
         return out
 
+    def _unsupported_column(self, n: int) -> Any:
+        """The flat ``unsupported`` column (pyarrow strings): each server's
+        :meth:`unsupported_lists` texts joined by ``"; "``, ``""`` for a server without
+        any, made from the distinct (server, ID) pairs without a Python object per server
+        (a server of one model takes its text from the distinct (ID, count) pairs; one of
+        several, as unsupported_lists makes it)."""
+        import pyarrow as pa
+
+        index = np.zeros(n, np.int64)
+        pool: list[str] = [""]
+        groups = self._uns_group
+        if len(groups):
+            pair = (groups.astype(np.int64) << 32) | self._uns_ids.astype(np.int64)
+            keys, counts = np.unique(pair, return_counts=True)
+            g = keys >> 32
+            starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+            per = np.diff(np.r_[starts, len(g)])
+            one = starts[per == 1]  # the pair of each server of one model
+            combo = ((keys[one] & 0xFFFFFFFF) << 32) | counts[one].astype(np.int64)
+            distinct, which = np.unique(combo, return_inverse=True)
+            pool += [unsupported_entry(self._label(c >> 32), c & 0xFFFFFFFF) for c in distinct.tolist()]
+            index[g[one]] = which.reshape(-1) + 1
+            for k in g[starts[per > 1]].tolist():
+                index[k] = len(pool)
+                pool.append("; ".join(unsupported_entry(label, v) for label, v in self.unsupported(k).items()))
+        return pa.array(pool, pa.string()).take(pa.array(index))
+
     def reports(self) -> list[ServerReport]:
         """Every server's report."""
         return list(self)
@@ -245,10 +293,21 @@ class AuditTable:
         t = self.table
         n = t.num_rows
         ids = self.compiled.card_ids
-        counts = self.int32_block()[3:3 + len(ids)].T
-        texts = device_texts(self.compiled, counts, t.column("slices").to_numpy(),
-                             t.column("unsupported_gpus").to_numpy(), self.unsupported_lists(),
-                             self.problem_lists(), sentences)
+        block = self.int32_block()
+        if sentences:
+            texts = device_texts(self.compiled, block[3:3 + len(ids)].T, t.column("slices").to_numpy(),
+                                 t.column("unsupported_gpus").to_numpy(), self.unsupported_lists(),
+                                 self.problem_lists(), sentences)
+            counted = {c: t.column(c) for c in ("supported_cards", "slices", "unsupported_gpus",
+                                                *map(card_column, ids))}
+        else:
+            texts = {"unsupported": self._unsupported_column(n)}
+            # the typed counts are int64: widened here at once, into one array (a cast per
+            # column made each its own fresh allocation)
+            wide = np.empty((3 + len(ids), n), np.int64)
+            wide[...] = block[:3 + len(ids)]
+            counted = {c: pa.array(wide[k]) for k, c in enumerate(("supported_cards", "slices", "unsupported_gpus",
+                                                                   *map(card_column, ids)))}
         server = t.column("server")
         if not pa.types.is_string(server.type):
             server = pc.cast(server, pa.string())
@@ -256,14 +315,14 @@ class AuditTable:
                 "server": server, "gpu_capable": t.column("gpu_capable")}
         if sentences:
             cols["cards"] = texts["cards"]
-        cols.update({"supported_cards": t.column("supported_cards"), "slices": t.column("slices"),
-                     "unsupported": texts["unsupported"], "unsupported_gpus": t.column("unsupported_gpus")})
+        cols.update({"supported_cards": counted["supported_cards"], "slices": counted["slices"],
+                     "unsupported": texts["unsupported"], "unsupported_gpus": counted["unsupported_gpus"]})
         if sentences:
             cols["reason"] = texts["reason"]
         cols.update({"problems": pc.fill_null(_problem_column(self.problem_lists(), n), ""),
                      "rows": t.column("rows")})
         for cid in ids:
-            cols[card_column(cid)] = t.column(card_column(cid))
+            cols[card_column(cid)] = counted[card_column(cid)]
         for k in PASSTHROUGH:
             cols[k] = pa.nulls(n, pa.float64() if k.endswith("price") else pa.string())
         return pa.table(cols)
@@ -279,6 +338,25 @@ class AuditTable:
         order), for the csv module."""
         flat = self.flat()
         return map(list, zip(*(flat.column(c).to_pylist() for c in flat_columns(self.compiled.card_ids))))
+
+
+# Runs copied into the block at a time: a slice of the (runs, columns) arrays that stays in
+# the caches while each of its columns is read out of it.
+_FILL = 1 << 15
+
+
+def _fill_block(block: np.ndarray, base: int, totals: np.ndarray, counts: np.ndarray) -> None:
+    """The block's columns ``base, base + 1, ...`` from runs' ``totals`` and ``counts``
+    (rows: cards, slices, unsupported GPUs, each card's count, invalid rows)."""
+    for lo in range(0, len(totals), _FILL):
+        hi = min(lo + _FILL, len(totals))
+        at = slice(base + lo, base + hi)
+        t = totals[lo:hi]
+        block[0, at] = t[:, C.R_CARDS]
+        block[1, at] = t[:, C.R_SLICES]
+        block[2, at] = t[:, C.R_UNSUPPORTED]
+        block[3:-1, at] = counts[lo:hi].T
+        block[-1, at] = t[:, C.R_INVALID]
 
 
 def _problem_column(problems: dict[int, list[str]], n: int) -> Any:

@@ -201,6 +201,35 @@ def test_parquet(ops):
         assert sum(r.rows for r in reports) == 40 or any(r.problems for r in reports)
 
 
+@pytest.mark.parametrize("mask", [0x01, 0x40])
+def test_every_footer_byte_flipped_keeps_every_row_or_says_why(tmp_path, mask):
+    """A damaged Parquet footer (a row group's count made negative or wrong, which pyarrow
+    reads as it is, giving fewer rows) never loses rows silently: every byte of the footer
+    flipped in turn gives all 40 rows or a typed error."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    servers = [f"srv{i // 2:03d}" for i in range(40)]
+    table = pa.table({"server": servers, "vendor": ["10de", "8086"] * 20, "device": ["27b0", "a700"] * 20,
+                      "class": ["0300", "0600"] * 20})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, row_group_size=8)
+    data = buf.getvalue()
+    footer = int.from_bytes(data[-8:-4], "little")
+    path = tmp_path / "ids.parquet"
+    lost = []
+    for at in range(len(data) - 8 - footer, len(data) - 8):
+        damaged = bytearray(data)
+        damaged[at] ^= mask
+        path.write_bytes(bytes(damaged))
+        try:
+            rows = sum(r.rows for r in audit_paths([str(path)]))
+        except GpuclassError:
+            continue
+        if rows != 40:
+            lost.append((at, rows))
+    assert not lost
+
+
 # -- lspci dumps and their collections -----------------------------------------------
 
 DUMPS = {"gex44-rescue": GEX44_NN_RESCUE, "gex130-iommu": GEX130_IOMMU_LOOP, "gex44-flat": GEX44_NNK_FLAT,

@@ -32,7 +32,8 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
     """The record batches of a Parquet device table (a path or a seekable file object),
     only its device columns, read row group by row group.
 
-    A file pyarrow cannot read, at its start or in a later row group, is a
+    A file pyarrow cannot read, at its start or in a later row group, or whose footer's
+    row counts do not add up (a damaged count makes pyarrow read fewer rows), is a
     :class:`~gpuclass.errors.SourceError` naming it (pyarrow has error types of its own);
     a table without the device columns, with one of them named twice or of a type no
     device column has (:func:`~gpuclass.audit.ingest.arrow.refusal`) an
@@ -58,10 +59,18 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
         if hasattr(source, "seek"):
             source.seek(0)
         pf = pq.ParquetFile(source, read_dictionary=text_ids)
+        meta = pf.metadata
+        declared = meta.num_rows
+        groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
     except InputError:
         raise
     except Exception as exc:  # pyarrow raises its own error types
         raise SourceError(where, None, f"not a Parquet file: {exc}") from None
+    # a damaged footer can give a row group a negative count, which pyarrow takes as is and
+    # reads fewer rows than the file holds: refused, as every lost row is
+    if any(n < 0 for n in groups) or sum(groups) != declared:
+        raise SourceError(where, None, f"damaged Parquet footer: row groups of {groups} rows "
+                                       f"for a file of {declared}")
     wanted = sorted({j for j in idx.values() if j is not None})
 
     def batches() -> Iterator[Any]:
@@ -77,6 +86,9 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
             except Exception as exc:  # a damaged row group
                 raise SourceError(where, None, f"unreadable Parquet data after row {row}: {exc}") from None
             if batch is None:
+                if row != declared:  # every row the footer declares, once
+                    raise SourceError(where, None, f"damaged Parquet data: {row} rows read, "
+                                                   f"the footer declares {declared}")
                 return
             row += batch.num_rows
             yield batch

@@ -284,6 +284,22 @@ def test_archive(ops, name):
         assert reports and all(r.problems for r in reports)
 
 
+@pytest.mark.parametrize("zeros", [0, 44, 511])
+def test_a_tar_cut_anywhere_keeps_every_member_or_says_why(zeros):
+    """A tar cut short at any block boundary, then ``zeros`` zero bytes (less than the one
+    whole zero block that ends an archive), gives every member or a typed error: tarfile
+    itself ends quietly where a header is missing (found by the mutation test: a cut 44
+    bytes into zeros where the next member's header was lost two members without a word)."""
+    whole = ARCHIVES["fleet.tar"]
+    for cut in range(512, len(whole), 512):
+        got = audit(whole[:cut] + b"\0" * zeros, "fleet.tar")
+        if got is not None:
+            reports, skipped = got
+            assert len(reports) + len(skipped) == len(DUMPS), cut
+    # the archive padded out with zeros past its end blocks reads whole
+    assert audit(whole + b"\0" * 512, "fleet.tar") is not None
+
+
 @pytest.mark.parametrize("name", sorted(ARCHIVES))
 def test_archives_read_whole(name):
     reports, skipped = audit(ARCHIVES[name], name)

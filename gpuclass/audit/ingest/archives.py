@@ -153,7 +153,7 @@ def iter_tar(stream: IO[bytes], name: str, limits: Limits, total: list[int],
 
 def _check_tar_end(tf: tarfile.TarFile, stream: IO[bytes], name: str, last: str | None) -> None:
     """tarfile ends quietly at a header it cannot read, and where the data ends: only the
-    zero blocks that end an archive may follow."""
+    zero blocks that end an archive may follow, at least one whole one."""
     if not stream.seekable():
         return
     try:
@@ -165,7 +165,8 @@ def _check_tar_end(tf: tarfile.TarFile, stream: IO[bytes], name: str, last: str 
     if rest.strip(b"\0"):
         raise SourceError(name, None, f"damaged tar header {where} (at byte {tf.offset}); "
                                       "the archive goes on past it")
-    if not rest:
+    if len(rest) < _TAR_BLOCK:  # not even one whole zero block: cut short (a cut inside the
+        # zeros that end the archive, or where a member's header was: members lost)
         raise SourceError(name, None, f"the archive ends {where} without its end-of-archive "
                                       "blocks (truncated?)")
 

@@ -241,8 +241,9 @@ class Rollup:
     def node_data(self, i: int, name: str | int | None = None) -> dict[str, Any]:
         """Group ``i`` as plain data: the fields of :class:`gpuclass.models.NodeGpuSummary`
         (:func:`gpuclass.verdicts.node_data`)."""
-        return _verdicts.node_data([int(x) for x in self.matrix[i]], self.card_counts(i), self.compiled,
-                                   i if name is None else name)
+        row = [int(x) for x in self.matrix[i]]
+        counts = _verdicts.card_counts(row, (self._card_counts or {}).get(i))
+        return _verdicts.node_data(row, counts, self.compiled, i if name is None else name)
 
     def node(self, i: int, name: str | int | None = None):
         """Group ``i`` as a :class:`gpuclass.models.NodeGpuSummary`."""

@@ -77,15 +77,15 @@ def scan_machine(root: str | os.PathLike[str] = "/", *, policy: PolicyArg = None
 
 def _names(db: Any, names: bool) -> DeviceNames:
     """The database that names devices: none when not asked for, else the one given (a
-    database or a path) or the default."""
+    database), or that of a path or the default (its cache mapped where it is there)."""
     from .pcinames import NO_NAMES
 
     if not names:
         return NO_NAMES
     if db is None or isinstance(db, (str, os.PathLike)):
-        from .db import default_database
+        from .db.mapped import names_for
 
-        return default_database(db)
+        return names_for(db)
     return db
 
 

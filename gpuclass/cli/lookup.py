@@ -43,24 +43,12 @@ def parse_ids(text: str) -> list[int]:
     return [parse_id(part, f"ID {text!r} {names[i]}") for i, part in enumerate(parts)]
 
 
-def names(path):
-    """The database's names: mapped from its cache without numpy where one is there (every
-    run after the first), else the database loaded (which writes the cache)."""
-    from ..db.mapped import cached_names
-
-    db = cached_names(path)
-    if db is None:
-        from ..db import default_database
-
-        db = default_database(path)
-    return db
-
-
 def run(args) -> int:
+    from ..db.mapped import names_for
     from ..records import id_record
 
     parsed = [parse_ids(text) for text in args.ids]  # all-or-nothing: validate first
-    db = names(args.db)
+    db = names_for(args.db)
     results = [id_record(ids, db) for ids in parsed]
     if args.format != "table":
         emit(results, args.format)

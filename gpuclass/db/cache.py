@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import codecs
 import json
-import mmap
 import os
 import re
-import stat
 import zlib
 from pathlib import Path
 
@@ -40,9 +38,8 @@ from .._native import TABLES
 from ..cachedir import ENV_CACHE_DIR, cache_dir, make_cache_dir, replace_refusal, replacing, trust_problem
 from ..documents import DocumentError, load_json
 from ..errors import CacheError
-from ..inputs import kind_of
 from .layout import ALIGN as _ALIGN
-from .layout import ARRAYS, CACHE_FORMAT, CACHE_MAGIC, ITEMSIZE, MAX_META, parse_head
+from .layout import ARRAYS, CACHE_FORMAT, CACHE_MAGIC, ITEMSIZE, MAX_META, map_file, parse_head
 from .layout import HEAD as _CACHE_HEAD
 from .layout import TABLE as _CACHE_TABLE
 
@@ -185,28 +182,7 @@ def read_cache(path: str | os.PathLike, expect_sha256: str | None = None,
     Anything wrong is a :class:`CacheError`.
     """
     name = os.fspath(path)
-    flags = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-             | getattr(os, "O_NONBLOCK", 0))
-    try:
-        fd = os.open(name, flags)
-    except OSError as exc:
-        raise CacheError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CacheError(f"{name}: {kind_of(st.st_mode)}, not a cache file")
-        if trusted and hasattr(os, "geteuid"):
-            if st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:  # as trust_problem
-                raise CacheError(f"{name}: another user could have written it (uid {st.st_uid}, "
-                                 f"mode {stat.S_IMODE(st.st_mode):04o})")
-        try:
-            raw = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        except ValueError:  # mmap refuses an empty file
-            raise CacheError(f"{name}: empty cache file") from None
-        except OSError as exc:
-            raise CacheError(f"{name}: cannot map: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
+    raw = map_file(name, trusted)
     try:
         source, meta = _parse(raw, name, expect_sha256)
         if verify:

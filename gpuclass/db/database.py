@@ -6,15 +6,9 @@ blob is the pci.ids text itself (no copy); a saved cache holds the names back
 to back.  There are no per-entry Python objects: a name is decoded only when
 asked for.
 
-Lookups follow libpci's ``pci_lookup_name`` exactly (with numbers turned off):
-
-- subsystem: the device-specific entry (only when vendor and device are both
-  non-zero), then the generic ``S`` block entry, then the device's own name
-  when the subsystem IDs equal the device IDs;
-- class: the subclass name, else the class name followed by the class number
-  (``Display controller [037f]``: libpci adds the number even with numbers off);
-- prog-if: the exact entry, else for IDE controllers (class 0x0101, prog-if
-  without bits 0x70) the synthetic "Master SecP SecO PriP PriO" description.
+Lookups follow libpci's ``pci_lookup_name`` exactly (with numbers turned off): the
+rules, its subsystem and class fallbacks included, are :class:`~gpuclass.db.names.NameRules`',
+over this class's key index.
 
 >>> db = default_database()
 >>> db.device_name(0x10de, 0x27b0)

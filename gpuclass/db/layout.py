@@ -14,12 +14,17 @@ a file through it, so the two can never disagree on where an array lies.
 
 from __future__ import annotations
 
+import mmap
+import os
+import stat
 import struct
 
+from ..cachedir import file_problem
 from ..errors import CacheError
+from ..inputs import kind_of
 
 __all__ = ["TABLES", "KEY_FORMATS", "ARRAYS", "ITEMSIZE", "FORMATS", "CACHE_MAGIC", "CACHE_FORMAT",
-           "MAX_META", "ALIGN", "HEAD", "TABLE", "Head", "parse_head"]
+           "MAX_META", "ALIGN", "HEAD", "TABLE", "Head", "parse_head", "map_file"]
 
 # The database's tables and their keys' struct formats (little-endian unsigned): the
 # same order and widths as gpuclass._native.TABLES / KEY_DTYPES (a test holds them equal).
@@ -90,3 +95,33 @@ def parse_head(raw, name: str) -> Head:
     if any(arrays[a][1] != arrays[b][1] for a, b in SAME_LENGTH):
         raise CacheError(f"{name}: arrays of one table differ in length")
     return Head(meta_at, payload_at, arrays)
+
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_NONBLOCK", 0))
+
+
+def map_file(name: str, trusted: bool) -> mmap.mmap:
+    """A cache file mapped read-only: opened without following a link and without
+    blocking, a regular file only, and with ``trusted`` owned by this user or root and
+    writable by no one else (:func:`~gpuclass.cachedir.file_problem`, judged on the file
+    opened); :class:`CacheError` otherwise."""
+    try:
+        fd = os.open(name, _OPEN_FLAGS)
+    except OSError as exc:
+        raise CacheError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheError(f"{name}: {kind_of(st.st_mode)}, not a regular file")
+        problem = file_problem(st, name) if trusted else None
+        if problem is not None:
+            raise CacheError(problem)
+        try:
+            return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except ValueError:  # mmap refuses an empty file
+            raise CacheError(f"{name}: empty cache file") from None
+        except OSError as exc:
+            raise CacheError(f"{name}: cannot map: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)

@@ -23,20 +23,19 @@ equal to :class:`PciDatabase`'s, over every key of the bundled database.
 
 from __future__ import annotations
 
-import mmap
 import os
 import sys
 import zlib
 from bisect import bisect_left
 
-from ..cachedir import cache_dir, file_problem, trust_problem
+from ..cachedir import cache_dir, trust_problem
 from ..errors import CacheError
 from .aliases import alias_target, stat_alias
-from .layout import FORMATS, ITEMSIZE, TABLES, parse_head
+from .layout import FORMATS, ITEMSIZE, TABLES, map_file, parse_head
 from .locate import resolve_name
 from .names import NameRules
 
-__all__ = ["MappedNames", "cached_names"]
+__all__ = ["MappedNames", "cached_names", "names_for"]
 
 
 class MappedNames(NameRules):
@@ -49,22 +48,7 @@ class MappedNames(NameRules):
         if sys.byteorder != "little":  # the arrays are little-endian; memoryviews are native
             raise CacheError(f"{path}: a little-endian cache on a big-endian machine")
         self.source = path
-        flags = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_NONBLOCK", 0))
-        try:
-            fd = os.open(path, flags)
-        except OSError as exc:
-            raise CacheError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        try:
-            problem = file_problem(os.fstat(fd), path)  # what was opened, judged again
-            if problem is not None:
-                raise CacheError(problem)
-            try:
-                self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-            except (ValueError, OSError) as exc:
-                raise CacheError(f"{path}: cannot map: {exc}") from None
-        finally:
-            os.close(fd)
+        self._map = map_file(path, trusted=True)
         views = self._views(path)  # a refused file's map goes with its last view
         self._tables = {t: (views[f"{t}_keys"], views[f"{t}_name"]) for t in TABLES}
         self._blob, self._start, self._end = views["blob"], views["name_start"], views["name_end"]
@@ -113,3 +97,15 @@ def cached_names(path: str | os.PathLike | None = None) -> MappedNames | None:
         return MappedNames(os.fspath(target))
     except CacheError:
         return None
+
+
+def names_for(path: str | os.PathLike | None = None):
+    """The names of the pci.ids ``path``: :func:`cached_names` where the cache is there
+    (every run after the first), else the database loaded (which writes the cache; a
+    missing or broken file is its :class:`~gpuclass.errors.PciIdsError`)."""
+    names = cached_names(path)
+    if names is None:
+        from .database import default_database
+
+        return default_database(path)
+    return names

@@ -184,10 +184,8 @@ def test_device_csv(ops):
         check_csv(data, header, got[0])
 
 
-@settings(max_examples=int(os.environ.get("GPUCLASS_MUTATIONS", "40")) // 2, deadline=None)
-@given(st.lists(st.tuples(st.just("flip"), st.floats(0, 1), st.integers(1, 255)), min_size=1, max_size=3)
-       | st.tuples(st.tuples(st.just("truncate"), st.floats(0, 1))).map(list))
-def test_parquet(ops):
+def _parquet_bytes() -> bytes:
+    """40 device rows of 20 servers as Parquet, in row groups of 8."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     servers = [f"srv{i // 2:03d}" for i in range(40)]
@@ -195,7 +193,14 @@ def test_parquet(ops):
                       "class": ["0300", "0600"] * 20})
     buf = io.BytesIO()
     pq.write_table(table, buf, row_group_size=8)
-    got = audit(mutate(buf.getvalue(), ops), "ids.parquet")
+    return buf.getvalue()
+
+
+@settings(max_examples=int(os.environ.get("GPUCLASS_MUTATIONS", "40")) // 2, deadline=None)
+@given(st.lists(st.tuples(st.just("flip"), st.floats(0, 1), st.integers(1, 255)), min_size=1, max_size=3)
+       | st.tuples(st.tuples(st.just("truncate"), st.floats(0, 1))).map(list))
+def test_parquet(ops):
+    got = audit(mutate(_parquet_bytes(), ops), "ids.parquet")
     if got is not None:  # what reads whole gives every row, once
         reports, _ = got
         assert sum(r.rows for r in reports) == 40 or any(r.problems for r in reports)
@@ -206,14 +211,7 @@ def test_every_footer_byte_flipped_keeps_every_row_or_says_why(tmp_path, mask):
     """A damaged Parquet footer (a row group's count made negative or wrong, which pyarrow
     reads as it is, giving fewer rows) never loses rows silently: every byte of the footer
     flipped in turn gives all 40 rows or a typed error."""
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
-    servers = [f"srv{i // 2:03d}" for i in range(40)]
-    table = pa.table({"server": servers, "vendor": ["10de", "8086"] * 20, "device": ["27b0", "a700"] * 20,
-                      "class": ["0300", "0600"] * 20})
-    buf = io.BytesIO()
-    pq.write_table(table, buf, row_group_size=8)
-    data = buf.getvalue()
+    data = _parquet_bytes()
     footer = int.from_bytes(data[-8:-4], "little")
     path = tmp_path / "ids.parquet"
     lost = []

@@ -176,32 +176,32 @@ def test_generated_machines_read_alike(tmp_path_factory, monkeypatch, devices, p
 
 # -- the whole process ---------------------------------------------------------------
 
-def test_the_scan_process_imports_no_numpy(tmp_path):
+def _run_twice(tmp_path, args: list[str], heavy: tuple[str, ...]):
+    """The command run twice in fresh processes sharing a new cache directory (the first
+    builds the cache through the table path), each printing which of ``heavy`` it imported."""
     env = {**os.environ, "GPUCLASS_CACHE_DIR": str(tmp_path / "cache")}
     code = ("import sys; from gpuclass.cli.main import main; rc = main(sys.argv[1:]); "
-            "print('heavy:', sorted(m for m in ('numpy', 'pydantic', 'gpuclass._core') if m in sys.modules)); "
-            "sys.exit(rc)")
-    argv = [sys.executable, "-c", code, "scan", "--root", EXAMPLE]
-    first = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
-    second = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
-    assert first.returncode == second.returncode == 0, second.stderr
+            f"print('heavy:', sorted(m for m in {heavy!r} if m in sys.modules)); sys.exit(rc)")
+    argv = [sys.executable, "-c", code, *args]
+    return [subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree()) for _ in range(2)]
+
+
+@pytest.mark.parametrize("args, rc", [
+    (["scan", "--root", EXAMPLE], 0),
+    (["lookup", "10de:1e30:10de:12ba", "10de:27b0", "1234:5678", "-o", "json"], 1),  # 1234:5678 unknown
+    (["plan", "--root", EXAMPLE, "-o", "json"], 0),
+], ids=["scan", "lookup", "plan"])
+def test_the_process_imports_no_numpy(tmp_path, args, rc):
+    """``scan`` and ``lookup`` import neither numpy nor pydantic nor the compiled core once
+    the cache is there; ``plan`` (pydantic models) no numpy and no compiled core."""
+    heavy = ("numpy", "gpuclass._core") if args[0] == "plan" else ("numpy", "pydantic", "gpuclass._core")
+    first, second = _run_twice(tmp_path, args, heavy)
+    assert first.returncode == second.returncode == rc, second.stderr
     assert "heavy: []" not in first.stdout  # the first run builds the cache through the table path
     assert second.stdout.rstrip().endswith("heavy: []")
     assert first.stdout.split("heavy:")[0] == second.stdout.split("heavy:")[0]
-
-
-def test_the_lookup_process_imports_no_numpy(tmp_path):
-    env = {**os.environ, "GPUCLASS_CACHE_DIR": str(tmp_path / "cache")}
-    code = ("import sys; from gpuclass.cli.main import main; rc = main(sys.argv[1:]); "
-            "print('heavy:', sorted(m for m in ('numpy', 'pydantic', 'gpuclass._core') if m in sys.modules)); "
-            "sys.exit(rc)")
-    argv = [sys.executable, "-c", code, "lookup", "10de:1e30:10de:12ba", "10de:27b0", "1234:5678", "-o", "json"]
-    first = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
-    second = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
-    assert first.returncode == second.returncode == 1, second.stderr  # 1234:5678 is unknown
-    assert "heavy: []" not in first.stdout and second.stdout.rstrip().endswith("heavy: []")
-    assert first.stdout.split("heavy:")[0] == second.stdout.split("heavy:")[0]
-    assert '"sdevice_name": "Quadro RTX 6000"' in second.stdout
+    if args[0] == "lookup":
+        assert '"sdevice_name": "Quadro RTX 6000"' in second.stdout
 
 
 @pytest.mark.parametrize("name", ["gex44", "gex130", "sriov", "broken", "turing", "empty"])
@@ -214,16 +214,3 @@ def test_the_provisioners_report_reads_alike(tmp_path, monkeypatch, name):
     monkeypatch.setattr(machine, "QUICK_DEVICES", -1)  # every scan through the DeviceTable
     table = inspect(tmp_path)
     assert quick == table and quick.model_dump() == table.model_dump()
-
-
-def test_the_plan_process_imports_no_numpy(tmp_path):
-    env = {**os.environ, "GPUCLASS_CACHE_DIR": str(tmp_path / "cache")}
-    code = ("import sys; from gpuclass.cli.main import main; rc = main(sys.argv[1:]); "
-            "print('heavy:', sorted(m for m in ('numpy', 'gpuclass._core') if m in sys.modules)); "
-            "sys.exit(rc)")
-    argv = [sys.executable, "-c", code, "plan", "--root", EXAMPLE, "-o", "json"]
-    first = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
-    second = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=outside_tree())
-    assert first.returncode == second.returncode == 0, second.stderr
-    assert "heavy: []" not in first.stdout and second.stdout.rstrip().endswith("heavy: []")
-    assert first.stdout.split("heavy:")[0] == second.stdout.split("heavy:")[0]

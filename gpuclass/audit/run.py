@@ -52,6 +52,7 @@ from .ingest.kinds import HEAD, KINDS, SKIP_REASONS, read_kind_head, sniff
 from .ingest.records import iter_feed, iter_ndjson
 from .ingest.streams import Prefixed, read_at_most, read_head, rewound
 from .ingest.text import Reader
+from .engine import Unsettled
 from .results.listing import ReportBatch
 from .results.reports import ServerReport
 
@@ -69,6 +70,9 @@ class _Context:
         self.limits = limits
         self.progress = progress
         self.skipped: list[dict[str, str]] = []
+        # a device table's servers given out as they settle (DeviceEngine.settled), in
+        # several chunks, rather than as one chunk at its end (AuditRun.chunks(settled=True))
+        self.settled = False
         self._text: Any = None
         self._compiled: Any = None
 
@@ -133,7 +137,7 @@ def _stream_chunks(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
     if kind == "lspci":
         yield _dump_chunk(ctx, stream, name, inner)
     elif kind == "parquet":
-        yield _parquet_chunk(ctx, fh, head, name)
+        yield from _parquet_chunks(ctx, fh, head, name)
     elif kind == "feed":
         auditor = ctx.text_auditor()
         yield from auditor.batches(iter_feed(Reader(stream), name, auditor.FIELDS))
@@ -155,7 +159,7 @@ def _dump_chunk(ctx: _Context, stream: IO[bytes], name: str, inner: str) -> Repo
     return ReportBatch(list(audit_lspci_dumps([(server_name(inner), data)], policy=ctx.compiled(), source=name)))
 
 
-def _parquet_chunk(ctx: _Context, fh: IO[bytes], head: bytes, name: str) -> Any:
+def _parquet_chunks(ctx: _Context, fh: IO[bytes], head: bytes, name: str) -> Iterator[Any]:
     # pyarrow reads the footer first: the file itself where it can seek, else a copy
     source: IO[bytes] = rewound(fh, head)
     if not source.seekable():
@@ -175,7 +179,11 @@ def _parquet_chunk(ctx: _Context, fh: IO[bytes], head: bytes, name: str) -> Any:
         if fields is None:
             fields = field_names(batch.schema.names, ctx.server_column)
         engine.add(batch, fields)
-    return engine.result(name)
+        if ctx.settled:
+            done = engine.settled(name)
+            if done is not None:
+                yield done
+    yield engine.result(name)
 
 
 def _csv_chunks(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator[Any]:
@@ -336,13 +344,26 @@ class AuditRun:
                 self._done = True
                 raise
 
-    def chunks(self) -> Iterator[Any]:
-        """The run as it comes, in input order: :mod:`gpuclass.audit.results` chunks."""
+    def chunks(self, settled: bool = False) -> Iterator[Any]:
+        """The run as it comes, in input order: :mod:`gpuclass.audit.results` chunks.
+
+        ``settled``: a Parquet device table's servers in several chunks, each given out
+        once no later row can add to it (while the file's server keys rise), rather than
+        one chunk at the table's end; a run that finds a key that no longer rises after
+        it gave servers out raises :class:`~gpuclass.audit.engine.Unsettled`, and
+        the caller reads :meth:`chunks` again (without ``settled``: the one answer, as
+        one chunk).  A run that reads standard input, which cannot be read twice, is
+        never settled."""
         self._again()
+        self._ctx.settled = settled and self._rereadable
         rest = list(self._reports)
         if rest:
             yield ReportBatch(rest)
-        yield from self._gen
+        try:
+            yield from self._gen
+        except Unsettled:
+            self._done = True  # read again from the start, the one answer as one chunk
+            raise
         self._done = True
 
 

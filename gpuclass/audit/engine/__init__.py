@@ -11,3 +11,13 @@
 Every engine counts cards through the compiled rollup and renders through
 :mod:`gpuclass.audit.render`.
 """
+
+__all__ = ["Unsettled"]
+
+
+class Unsettled(Exception):
+    """A device table's keys no longer rise after
+    :meth:`~gpuclass.audit.engine.devices.DeviceEngine.settled` gave servers out: one of
+    them may come back, so what was given out may not be its whole row.  Whoever asked for
+    settled servers audits the table again without asking (the Parquet sink writes it again
+    from its start).  Defined here, where the run can name it without importing numpy."""

@@ -48,11 +48,12 @@ from ...errors import InputError
 from ...ids import CELL_OK
 from ..ingest.arrow import device_arrays
 from ..pool import iota, pooled_empty
+from . import Unsettled
 
 if TYPE_CHECKING:
     from ...records import DeviceNames
 
-__all__ = ["Runs", "DeviceEngine", "audit_batches", "group_runs", "merge_runs"]
+__all__ = ["Runs", "DeviceEngine", "Unsettled", "audit_batches", "group_runs", "merge_runs"]
 
 
 class Runs(NamedTuple):
@@ -295,6 +296,7 @@ class DeviceEngine:
         self._ordered = True                 # every key so far above the one before ...
         self._last: Any = None               # ... the last of them
         self._hashed = 0                     # parts whose keys were hashed
+        self._given = False                  # settled() gave servers out
 
     def add(self, batch: Any, fields: dict[str, str | None], errors: dict[int, str] | None = None) -> None:
         """Audit one record batch (``errors``: see :func:`audit_batches`)."""
@@ -356,6 +358,8 @@ class DeviceEngine:
         self._held += len(runs.first)
         if order != _NOT_IN_ORDER:
             return  # keys in strictly rising order so far: no server can have come back
+        if self._given:
+            raise Unsettled("a server key below one given out by settled()")
         self._ordered = False
         while self._hashed < len(self._runs):  # the parts held in order, then this one
             self._hash(self._runs[self._hashed].keys, self._bases[self._hashed])
@@ -476,6 +480,22 @@ class DeviceEngine:
                     [(run + int(off), row, text) for p, off in zip(parts, offsets) for run, row, text in p.problems],
                     _joined([p.unsupported_run + off for p, off in zip(parts, offsets)]),
                     _joined([p.unsupported_ids for p in parts]))
+
+    def settled(self, source: str, db: DeviceNames | None = None):
+        """The servers that no batch to come can add to, as an
+        :class:`~gpuclass.audit.results.table.AuditTable`, and no longer held (None: none
+        such): while every key so far has risen, every server but the last one held.  Once
+        this gave servers out, a batch whose keys do not rise raises :class:`Unsettled`
+        (its servers could be some given out).  The tables given out, then :meth:`result`,
+        hold the rows :meth:`result` alone would give, in the same order."""
+        from ..results.table import AuditTable
+
+        if not self._ordered or len(self._runs) < 2:
+            return None
+        parts, last = self._runs[:-1], self._runs[-1]
+        self._runs, self._bases, self._held = [last], [0], len(last.first)
+        self._given = True
+        return AuditTable.from_parts(_keys([p.keys for p in parts]), parts, self.compiled, source, db)
 
     def result(self, source: str, db: DeviceNames | None = None):
         """The per-server :class:`~gpuclass.audit.results.table.AuditTable` of what was fed."""

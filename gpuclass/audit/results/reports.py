@@ -143,6 +143,10 @@ class AuditSummary:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def reset_counts(self) -> None:
+        """Every total back to zero (the skipped inputs kept): a run written again."""
+        self.__init__(skipped=self.skipped)  # type: ignore[misc]
+
     def add_counts(self, servers: int, input_rows: int, capable: int, supported_cards: int, slices: int,
                    unsupported_gpus: int, with_unsupported: int, flagged: int,
                    cards: Iterable[tuple[str, int]] = ()) -> None:

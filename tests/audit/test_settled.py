@@ -1,0 +1,226 @@
+"""Servers given out as they settle: a sorted device table's Parquet output written while the
+table is still read (DeviceEngine.settled, AuditRun.chunks(settled=True), the Parquet sink's
+writer thread) is the output of the one-chunk audit, byte for byte in its values, whatever
+the order of the rows, the batch size, the row groups and the output (a path or a file);
+a table whose keys stop rising after servers were given out is written again from its
+start, and its totals counted once."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from gpuclass.audit import audit_paths, audit_table, write_reports  # noqa: E402
+from gpuclass.audit.engine import Unsettled  # noqa: E402
+from gpuclass.audit.engine.devices import DeviceEngine  # noqa: E402
+from gpuclass.audit.ingest import parquet as parquet_module  # noqa: E402
+from gpuclass.audit.ingest.columns import field_names  # noqa: E402
+from gpuclass.audit.results.reports import AuditSummary  # noqa: E402
+from gpuclass.audit.sinks import chunks_of, parquet as sink_module  # noqa: E402
+from gpuclass.policy import compile_policy  # noqa: E402
+
+FIELDS = ("server", "vendor", "device", "subvendor", "subdevice", "class")
+CELLS = ["10de", "27b0", "22bc", "1b80", "2bb5", "8086", "0300", "030000", "0403", "0302", "",
+         None, "zz", "1e30", "26b1", "0c0330", "10DE"]
+GPU = [("10de", "27b0", "", "", "0300"), ("10de", "2bb5", "10de", "204e", "0302"),
+       ("10de", "1e30", "", "", "0300"), ("10de", "22bc", "", "", "0403"), ("8086", "1533", "", "", "0200"),
+       ("10de", "zz", "", "", "0300"), ("10de", "26b1", "", "", "0300")]
+
+
+def _table(rows):
+    return pa.table({f: pa.array([r[i] for r in rows], pa.string()) for i, f in enumerate(FIELDS)})
+
+
+def _rows(rng, n_servers, order):
+    """Rows of ``n_servers`` servers: ``sorted`` (each server's rows together, names
+    rising), ``breaks`` (sorted, then a server met before comes back near the end),
+    ``nameless`` (sorted, with rows naming no server among them) or ``shuffled``."""
+    names = [f"srv-{k:05d}" for k in range(n_servers)]
+    rows = [(s, *rng.choice(GPU)) if rng.random() < 0.6 else (s, *(rng.choice(CELLS) for _ in range(5)))
+            for s in names for _ in range(rng.randint(1, 5))]
+    if order == "breaks" and rows:
+        at = rng.randrange(max(1, len(rows) * 3 // 4), len(rows) + 1)
+        rows.insert(at, (rows[rng.randrange(len(rows) // 2 + 1)][0], *rng.choice(GPU)))
+    elif order == "nameless":
+        for _ in range(rng.randint(1, 3)):
+            rows.insert(rng.randrange(len(rows) + 1), (rng.choice([None, "", "  "]), *rng.choice(GPU)))
+    elif order == "shuffled":
+        rng.shuffle(rows)
+    return rows
+
+
+def _one_chunk(path, out):
+    """The reference: the run's chunks as they come without asking for settled servers
+    (one chunk per table), written by the same sink."""
+    run = audit_paths([path])
+    summary = AuditSummary()
+    sink_module.write_parquet(chunks_of(run), out, tuple(run.compiled.card_ids), summary)
+    return summary
+
+
+def _written(tmp_path, rows, row_group, batch, monkeypatch, out_kind="path"):
+    monkeypatch.setattr(parquet_module, "_BATCH_ROWS", batch)
+    path = tmp_path / "devices.parquet"
+    pq.write_table(_table(rows), path, row_group_size=row_group)
+    ref = tmp_path / "one-chunk.parquet"
+    want_summary = _one_chunk(path, ref)
+    if out_kind == "path":
+        out = tmp_path / "settled.parquet"
+        summary = write_reports(audit_paths([path]), "parquet", out)
+        got = pq.read_table(out)
+    else:
+        buf = io.BytesIO()
+        summary = write_reports(audit_paths([path]), "parquet", buf)
+        got = pq.read_table(io.BytesIO(buf.getvalue()))
+    return got, pq.read_table(ref), summary, want_summary
+
+
+@pytest.mark.parametrize("order", ["sorted", "breaks", "nameless", "shuffled"])
+@pytest.mark.parametrize("seed", range(6))
+def test_settled_output_is_the_one_chunk_output(tmp_path, monkeypatch, order, seed):
+    rng = random.Random(seed)
+    rows = _rows(rng, rng.randint(1, 300), order)
+    got, want, summary, want_summary = _written(tmp_path, rows, rng.choice([1, 7, 64, 1000]),
+                                                rng.choice([1, 5, 33, 1 << 18]), monkeypatch,
+                                                rng.choice(["path", "file"]))
+    assert got.equals(want)
+    assert vars(summary) == vars(want_summary)  # totals counted once, restarted or not
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_settled_tables_then_the_result_are_the_result_alone(data):
+    """DeviceEngine: the tables settled() gives out, then result(), hold the rows of
+    result() alone, in its order; once it gave servers out, keys that no longer rise raise
+    Unsettled (and never before: nothing was given out that could be taken back)."""
+    rng = random.Random(data.draw(st.integers(0, 2 ** 32 - 1)))
+    rows = _rows(rng, data.draw(st.integers(0, 60)), data.draw(st.sampled_from(["sorted", "breaks", "shuffled"])))
+    table = _table(rows)
+    fields = field_names(table.column_names, None)
+    batch = data.draw(st.integers(1, 40))
+    alone = DeviceEngine(compile_policy())
+    for b in table.to_batches(max_chunksize=batch):
+        alone.add(b, fields)
+    want = alone.result("t").table
+    engine = DeviceEngine(compile_policy())
+    parts = []
+    try:
+        for b in table.to_batches(max_chunksize=batch):
+            engine.add(b, fields)
+            done = engine.settled("t")
+            if done is not None:
+                parts.append(done.table)
+    except Unsettled:
+        assert parts  # only ever after something was given out
+        keys = [k for k in table.column("server").to_pylist()]
+        assert any(a is None or b is None or b <= a for a, b in zip(keys, keys[1:]))
+        return
+    parts.append(engine.result("t").table)
+    got = pa.concat_tables(parts)
+    assert got.equals(want)
+
+
+def test_a_sorted_table_is_written_in_several_chunks_as_it_settles(tmp_path, monkeypatch):
+    """A sorted table read in batches reaches the sink a batch's servers at a time, where
+    the one-chunk reference is one chunk."""
+    rows = _rows(random.Random(1), 400, "sorted")
+    seen = []
+    real = sink_module._write
+
+    def chunks_counted(chunks, *args):
+        chunks = list(chunks)
+        seen.append(len(chunks))
+        return real(iter(chunks), *args)
+    monkeypatch.setattr(sink_module, "_write", chunks_counted)
+    got, want, _, _ = _written(tmp_path, rows, 100, 100, monkeypatch)
+    assert got.equals(want)
+    assert seen[0] == 1 and seen[1] > 3  # the reference, then the settled run
+
+
+def test_a_server_coming_back_after_its_row_was_written_restarts_the_output(tmp_path, monkeypatch):
+    """The first server comes back in the last row: everything before was given out and
+    written; the output is written again from its start, each server once."""
+    rows = [(f"s{k:03d}", "10de", "27b0", "", "", "0300") for k in range(50)] + [("s000", "10de", "2bb5", "", "", "0302")]
+    calls = []
+    real = sink_module._write
+
+    def counting(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+    monkeypatch.setattr(sink_module, "_write", counting)
+    got, want, summary, _ = _written(tmp_path, rows, 10, 10, monkeypatch)
+    assert len(calls) == 2 + 1  # the settled attempt, its rewrite, and the reference
+    assert got.equals(want)
+    assert got.column("server").to_pylist()[0] == "s000" and got.column("supported_cards").to_pylist()[0] == 2
+    assert summary.servers == 50 and summary.supported_cards == 51
+
+
+def test_standard_input_and_unseekable_outputs_are_never_settled(tmp_path, monkeypatch):
+    """Where the run cannot be read again (standard input) or the output cannot be written
+    again (a pipe), the table comes as one chunk: nothing is given out that could need
+    taking back."""
+    monkeypatch.setattr(parquet_module, "_BATCH_ROWS", 10)
+    rows = [(f"s{k:03d}", "10de", "27b0", "", "", "0300") for k in range(50)] + [("s000", "zz", "2bb5", "", "", "0302")]
+    path = tmp_path / "devices.parquet"
+    pq.write_table(_table(rows), path, row_group_size=10)
+
+    class Pipe(io.BytesIO):
+        def seekable(self):
+            return False
+
+        def seek(self, *a):
+            raise io.UnsupportedOperation("seek")
+
+    seen = []
+    real = sink_module._write
+
+    def chunks_counted(chunks, *args):
+        chunks = list(chunks)
+        seen.append(len(chunks))
+        return real(iter(chunks), *args)
+    monkeypatch.setattr(sink_module, "_write", chunks_counted)
+    out = Pipe()
+    write_reports(audit_paths([path]), "parquet", out)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+    buf = io.BytesIO()
+    write_reports(audit_paths(["-"]), "parquet", buf)
+    assert seen == [1, 1]
+    want = audit_table(_table(rows)).table
+    got = pq.read_table(io.BytesIO(buf.getvalue()))
+    assert got.column("server").to_pylist() == want.column("server").to_pylist()
+    assert got.column("problems").to_pylist()[0] == want.column("problems").to_pylist()[0]
+
+
+def test_an_error_on_the_writer_thread_is_raised_and_leaves_no_thread(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(parquet_module, "_BATCH_ROWS", 10)
+    monkeypatch.setattr(sink_module, "_GROUP", 1)  # every chunk its own write
+    rows = [(f"s{k:03d}", "10de", "27b0", "", "", "0300") for k in range(100)]
+    path = tmp_path / "devices.parquet"
+    pq.write_table(_table(rows), path, row_group_size=10)
+    real = sink_module.parquet_writer
+
+    class Failing:
+        def __init__(self, w):
+            self.w, self.n = w, 0
+
+        def write_table(self, table, **kw):
+            self.n += 1
+            if self.n == 2:
+                raise OSError("disk full")
+            self.w.write_table(table, **kw)
+
+        def close(self):
+            self.w.close()
+    monkeypatch.setattr(sink_module, "parquet_writer", lambda out, schema: Failing(real(out, schema)))
+    with pytest.raises(OSError, match="disk full"):
+        write_reports(audit_paths([path]), "parquet", tmp_path / "out.parquet")
+    assert not [t for t in threading.enumerate() if t.name.startswith("gpuclass-parquet")]

@@ -168,21 +168,27 @@ def _parquet_chunks(ctx: _Context, fh: IO[bytes], head: bytes, name: str) -> Ite
             raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for a "
                                           "Parquet member that cannot be read in place)")
         source = io.BytesIO(data)
-    from .engine.devices import DeviceEngine
     from .ingest.columns import field_names
     from .ingest.parquet import parquet_batches
     from .ingest.streams import prefetch
 
-    engine = DeviceEngine(ctx.compiled())
-    fields = None
-    for batch in prefetch(parquet_batches(source, ctx.server_column, name)):
-        if fields is None:
-            fields = field_names(batch.schema.names, ctx.server_column)
-        engine.add(batch, fields)
-        if ctx.settled:
-            done = engine.settled(name)
-            if done is not None:
-                yield done
+    # the first batch is read while the engine's modules (numpy among them) are imported
+    batches = prefetch(parquet_batches(source, ctx.server_column, name))
+    try:
+        from .engine.devices import DeviceEngine
+
+        engine = DeviceEngine(ctx.compiled())
+        fields = None
+        for batch in batches:
+            if fields is None:
+                fields = field_names(batch.schema.names, ctx.server_column)
+            engine.add(batch, fields)
+            if ctx.settled:
+                done = engine.settled(name)
+                if done is not None:
+                    yield done
+    finally:
+        batches.close()
     yield engine.result(name)
 
 

@@ -135,12 +135,12 @@ def _good_everywhere(col: Any, field: str, kernel: Any) -> bool:
     looked at: parsing them is what checking them costs."""
     import pyarrow as pa
 
-    import pyarrow.compute as pc
+    from ..arrowfn import call
 
     if col is None or col.null_count or not isinstance(col, pa.DictionaryArray):
         return False
     # an index outside the entries (lying buffers) goes to the kernel, which refuses it
-    bounds = pc.min_max(col.indices)
+    bounds = call("min_max", col.indices)
     if len(col) and not 0 <= bounds["min"].as_py() <= bounds["max"].as_py() < len(col.dictionary):
         return False
     state, _ = kernel.parse_id_cells(key_column(col.dictionary, field), field)
@@ -171,7 +171,8 @@ def audit_batches(items: Any, fields: dict[str, str | None], compiled: Any, firs
     whose ID cells it left missing, flagged with that text instead.  ``first_row``: the
     row number (0-based) of the first batch's first row in the whole input."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from .. import arrowfn as af
 
     kernel = core if kernel is None else kernel
     keys, first, rows, totals, counts, problems, uns_run, uns_ids = [], [], [], [], [], [], [], []
@@ -186,11 +187,12 @@ def audit_batches(items: Any, fields: dict[str, str | None], compiled: Any, firs
         cols = audit_columns(server, _subsystem_feed(ids, compiled, kernel), n)
         runs = kernel.audit_rows(compiled.tables, cols, n_cards)
         starts = runs.starts
-        heads = server.take(pa.array(starts[:-1]))
+        heads = af.take(server, starts[:-1])
         if pa.types.is_dictionary(heads.type):  # a run's server as its value
-            heads = heads.cast(heads.type.value_type)
+            heads = af.cast(heads, heads.type.value_type)
         if runs.nameless.any():  # blank names are no names
-            heads = pc.if_else(pa.array(runs.nameless), pa.scalar(None, heads.type), heads)
+            heads = af.call("if_else", af.from_numpy(runs.nameless.astype(bool, copy=False)),
+                            pa.scalar(None, heads.type), heads)
         keys.append(heads)
         first.append(starts[:-1] + base if base else starts[:-1])
         rows.append(np.subtract(starts[1:], starts[:-1], out=pooled_empty(len(starts) - 1, np.int64)))
@@ -372,7 +374,8 @@ class DeviceEngine:
         the one before ended with, as where a row group's end splits a server); else
         ``_NOT_IN_ORDER``."""
         import pyarrow as pa
-        import pyarrow.compute as pc
+
+        from ..arrowfn import call, rising
 
         n = len(keys)
         if n == 0:
@@ -380,15 +383,15 @@ class DeviceEngine:
         if keys.null_count or (self._last is not None and self._last.type != keys.type):
             return _NOT_IN_ORDER
         order = _RISING
-        if self._last is not None and not pc.greater(keys[0], self._last).as_py():
+        if self._last is not None and not call("greater", keys[0], self._last).as_py():
             t = keys.type
             if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
                     or pa.types.is_large_binary(t) or pa.types.is_integer(t)) \
                     or not self._runs or not len(self._runs[-1].first) \
-                    or not pc.equal(keys[0], self._last).as_py():
+                    or not call("equal", keys[0], self._last).as_py():
                 return _NOT_IN_ORDER
             order = _GOES_ON
-        if n > 1 and not pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py():
+        if not rising(keys):  # (no key is missing here)
             return _NOT_IN_ORDER
         self._last = keys[n - 1]
         return order

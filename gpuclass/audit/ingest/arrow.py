@@ -240,13 +240,14 @@ def _decoded(arr: Any) -> Any:
 
 
 def _server(arr: Any) -> Any:
-    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t) or pa.types.is_null(t):
-        return arr
+        return arr  # as the engine reads it (the common case: no pyarrow.compute import)
+    import numpy as np
+    import pyarrow.compute as pc
+
     if is_view(t) and not _is_bytes(t):
         return pc.cast(arr, pa.large_string())
     if _is_bytes(t):
@@ -263,13 +264,14 @@ def _server(arr: Any) -> Any:
 
 def _ids(arr: Any) -> Any:
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     t = arr.type
     if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
             or pa.types.is_large_binary(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
             or pa.types.is_null(t)):
         return arr
+    import pyarrow.compute as pc
+
     if is_view(t) or pa.types.is_fixed_size_binary(t):
         return pc.cast(arr, pa.large_binary() if _is_bytes(t) else pa.large_string())
     return _text(arr)

@@ -79,7 +79,7 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
 
     def batches() -> Iterator[Any]:
         row = 0
-        it = pf.iter_batches(batch_size=batch_rows, columns=[names[j] for j in wanted])
+        it = pf.iter_batches(batch_size=batch_rows, columns=[names[j] for j in wanted], use_threads=False)
         while True:
             try:
                 batch = next(it, None)

@@ -89,46 +89,75 @@ def rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:
 
 
 def prefetch(items: Iterable[Any], depth: int = 2) -> Iterator[Any]:
-    """``items`` produced by a background thread, up to ``depth`` ahead: reading (pyarrow
-    decodes without the GIL) goes on while the kernels work on what came before.  An
-    error in the producer is raised where the consumer reaches it; a consumer that stops
-    early stops the producer."""
-    import queue
-    import threading
+    """``items`` produced by a background thread, up to ``depth`` ahead, from the moment
+    this is called (a caller may import or compile what it needs while the first item is
+    read): reading (pyarrow decodes without the GIL) goes on while the kernels work on
+    what came before.  An error in the producer is raised where the consumer reaches it;
+    a consumer that stops early (or never starts: ``close()``, or the iterator dropped)
+    stops the producer."""
+    return _Prefetch(items, depth)
 
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    done = object()
 
-    def produce() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        q.put((item, None), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            q.put((done, None))
-        except BaseException as exc:  # handed to the consumer
-            q.put((done, exc))
+class _Prefetch:
+    def __init__(self, items: Iterable[Any], depth: int) -> None:
+        import queue
+        import threading
 
-    worker = threading.Thread(target=produce, name="gpuclass-prefetch", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item, exc = q.get()
-            if item is done:
-                if exc is not None:
-                    raise exc
-                return
-            yield item
-    finally:
-        stop.set()
-        while worker.is_alive():  # let a blocked producer see the stop
+        self._q: queue.Queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._empty = queue.Empty
+        self._ended = False
+        q, stop, full = self._q, self._stop, queue.Full
+
+        def produce() -> None:
             try:
-                q.get_nowait()
-            except queue.Empty:
-                worker.join(0.05)
+                for item in items:
+                    while not stop.is_set():
+                        try:
+                            q.put((item, None), timeout=0.1)
+                            break
+                        except full:
+                            continue
+                    if stop.is_set():
+                        return
+                q.put((_DONE, None))
+            except BaseException as exc:  # handed to the consumer
+                q.put((_DONE, exc))
+
+        self._worker = threading.Thread(target=produce, name="gpuclass-prefetch", daemon=True)
+        self._worker.start()
+
+    def __iter__(self) -> _Prefetch:
+        return self
+
+    def __next__(self) -> Any:
+        if self._ended:
+            raise StopIteration
+        try:
+            item, exc = self._q.get()
+        except BaseException:
+            self.close()
+            raise
+        if item is _DONE:
+            self.close()
+            if exc is not None:
+                raise exc
+            raise StopIteration
+        return item
+
+    def close(self) -> None:
+        """Stop the producer and wait for it (what it holds is let go)."""
+        self._ended = True
+        self._stop.set()
+        while self._worker.is_alive():  # let a blocked producer see the stop
+            try:
+                self._q.get_nowait()
+            except self._empty:
+                self._worker.join(0.05)
+
+    def __del__(self) -> None:
+        if not self._ended:
+            self._stop.set()  # a producer left running sees it within its next put
+
+
+_DONE = object()

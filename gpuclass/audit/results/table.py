@@ -75,14 +75,13 @@ class AuditTable:
         first appearance across them; ``keys``: their run keys as one array.  Each part's
         counts are written straight into the output's columns: at 10M rows joining them
         first cost a second copy of every count, in fresh pages."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        from .. import arrowfn as af
 
         n = len(keys)
         bases = np.cumsum([0] + [len(p.first) for p in parts]).tolist()
         problems: dict[int, list[tuple[int | None, str]]] = {}
         if keys.null_count:
-            for g in np.flatnonzero(np.asarray(keys.is_null(), dtype=bool)).tolist():
+            for g in np.flatnonzero(af.is_null_mask(keys)).tolist():
                 problems[g] = [(None, NO_SERVER)]
         for p, base in zip(parts, bases):
             for g, row, text in p.problems:
@@ -101,11 +100,11 @@ class AuditTable:
             for p, lo, hi in zip(parts, bases, bases[1:]):
                 rows[lo:hi] = p.rows
                 np.add(p.first, 1, out=first[lo:hi], casting="unsafe")
-        columns = {"server": keys, "gpu_capable": pc.greater(pa.array(block[0]), 0)}
+        columns = {"server": keys, "gpu_capable": af.from_numpy(block[0] > 0)}
         for name, values in zip(names, block):
-            columns[name] = pa.array(values)
-        columns["rows"] = pa.array(rows)
-        columns["row"] = pa.array(first)
+            columns[name] = af.from_numpy(values)
+        columns["rows"] = af.from_numpy(rows)
+        columns["row"] = af.from_numpy(first)
         columns["problems"] = _problem_column({g: [problem(r, t) for r, t in p] for g, p in problems.items()}, n)
         found = device_conflicts(compiled, block[3:-1].T)
         columns["conflicts"] = _problem_column(found, n)
@@ -114,6 +113,8 @@ class AuditTable:
         else:
             uns_run = np.concatenate([p.unsupported_run + base for p, base in zip(parts, bases)])
             uns_ids = np.concatenate([p.unsupported_ids for p in parts])
+        import pyarrow as pa
+
         return cls(pa.table(columns), compiled, problems, uns_run, uns_ids, source, db, block, found)
 
     def __len__(self) -> int:
@@ -240,7 +241,9 @@ class AuditTable:
             for k in g[starts[per > 1]].tolist():
                 index[k] = len(pool)
                 pool.append("; ".join(unsupported_entry(label, v) for label, v in self.unsupported(k).items()))
-        return pa.array(pool, pa.string()).take(pa.array(index))
+        from .. import arrowfn as af
+
+        return af.take(pa.array(pool, pa.string()), index)
 
     def reports(self) -> list[ServerReport]:
         """Every server's report."""
@@ -262,12 +265,14 @@ class AuditTable:
 
     def add_to(self, summary: AuditSummary) -> None:
         """Add this table's servers to ``summary``, a column at a time."""
+        from ..arrowfn import to_numpy
+
         t = self.table
 
         def total(c: str) -> int:
-            return int(t.column(c).to_numpy().sum())
-        uns = t.column("unsupported_gpus").to_numpy()
-        summary.add_counts(t.num_rows, total("rows"), int((t.column("supported_cards").to_numpy() > 0).sum()),
+            return int(to_numpy(t.column(c)).sum())
+        uns = to_numpy(t.column("unsupported_gpus"))
+        summary.add_counts(t.num_rows, total("rows"), int((to_numpy(t.column("supported_cards")) > 0).sum()),
                            total("supported_cards"), total("slices"), int(uns.sum()), int((uns > 0).sum()),
                            len(self._problems.keys() | self._conflicts.keys()),
                            [(cid, total(card_column(cid))) for cid in self.compiled.card_ids])
@@ -286,8 +291,8 @@ class AuditTable:
     def _flat(self, sentences: bool) -> pyarrow.Table:
         """The flat columns (``sentences``: with the ``cards`` and ``reason`` texts)."""
         import pyarrow as pa
-        import pyarrow.compute as pc
 
+        from .. import arrowfn as af
         from ..render import device_texts
 
         t = self.table
@@ -306,11 +311,11 @@ class AuditTable:
             # column made each its own fresh allocation)
             wide = np.empty((3 + len(ids), n), np.int64)
             wide[...] = block[:3 + len(ids)]
-            counted = {c: pa.array(wide[k]) for k, c in enumerate(("supported_cards", "slices", "unsupported_gpus",
+            counted = {c: af.from_numpy(wide[k]) for k, c in enumerate(("supported_cards", "slices", "unsupported_gpus",
                                                                    *map(card_column, ids)))}
         server = t.column("server")
         if not pa.types.is_string(server.type):
-            server = pc.cast(server, pa.string())
+            server = af.cast(server, pa.string())
         cols = {"row": t.column("row"), "source": pa.repeat(pa.scalar(utf8_text(self.source), pa.string()), n),
                 "server": server, "gpu_capable": t.column("gpu_capable")}
         if sentences:
@@ -319,7 +324,7 @@ class AuditTable:
                      "unsupported": texts["unsupported"], "unsupported_gpus": counted["unsupported_gpus"]})
         if sentences:
             cols["reason"] = texts["reason"]
-        cols.update({"problems": pc.fill_null(_problem_column(self.problem_lists(), n), ""),
+        cols.update({"problems": af.fill_null(_problem_column(self.problem_lists(), n), ""),
                      "rows": t.column("rows")})
         for cid in ids:
             cols[card_column(cid)] = counted[card_column(cid)]
@@ -330,8 +335,16 @@ class AuditTable:
     def typed(self, card_ids: Any = None) -> pyarrow.Table:
         """The flat rows as typed columns (:func:`~gpuclass.audit.results.columns.typed_schema`;
         ``card_ids``: the audit's own, whatever is given)."""
+        import pyarrow as pa
+
+        from .. import arrowfn as af
+
         schema = typed_schema(self.compiled.card_ids)
-        return self._flat(sentences=False).cast(schema)
+        flat = self._flat(sentences=False)
+        if flat.schema.equals(schema):
+            return flat
+        return pa.Table.from_arrays([c if c.type == f.type else af.cast(c, f.type)
+                                     for c, f in zip(flat.columns, schema)], schema=schema)
 
     def csv_parts(self, card_ids: Any = None) -> Iterator[list[Any]]:
         """Each server's flat row (a list, in :func:`~gpuclass.audit.results.columns.flat_columns`
@@ -368,5 +381,7 @@ def _problem_column(problems: dict[int, list[str]], n: int) -> Any:
         return pa.nulls(n, pa.string())
     where = np.full(n, -1, np.int64)
     where[np.fromiter(problems.keys(), np.int64, len(problems))] = np.arange(len(problems))
+    from .. import arrowfn as af
+
     texts = pa.array([utf8_text("; ".join(p)) for p in problems.values()], pa.string())
-    return texts.take(pa.array(where, mask=where < 0))
+    return af.take(texts, af.from_numpy(where, mask=where < 0))

@@ -1,0 +1,102 @@
+"""Arrow's compute functions and numpy arrays as Arrow arrays, for the device engine's path,
+without importing ``pyarrow.compute`` or ``numpy.ma``.
+
+``import pyarrow.compute`` builds a Python wrapper for each of Arrow's ~400 functions (45-60
+ms, a tenth of a 1M-row Parquet audit's whole process), and ``pa.array`` of a numpy array
+first asks whether it is a pandas object, which imports ``numpy.ma`` (20-30 ms).  The same
+kernels are called here by name (``pyarrow._compute.call_function``, which the wrappers
+call too), and numpy arrays become Arrow arrays over their own memory.  The answers are
+those of ``pyarrow.compute`` and ``pa.array`` (``tests/audit/test_arrowfn.py``).
+
+>>> import numpy as np
+>>> a = from_numpy(np.array([3, 1, 2], np.int64))
+>>> take(a, np.array([2, 0])).to_pylist(), call("greater", a, 1).to_pylist()
+([2, 3], [True, False, True])
+>>> from_numpy(np.array([True, False])).to_pylist()
+[True, False]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyarrow import _compute
+
+__all__ = ["call", "from_numpy", "to_numpy", "take", "cast", "fill_null", "rising", "is_null_mask"]
+
+
+def call(name: str, *args: Any, options: Any = None) -> Any:
+    """Arrow's compute function ``name`` on ``args`` (Python values become scalars)."""
+    return _compute.call_function(name, [a if isinstance(a, (pa.Array, pa.ChunkedArray, pa.Scalar))
+                                         else pa.scalar(a) for a in args], options)
+
+
+def from_numpy(values: np.ndarray, mask: np.ndarray | None = None) -> Any:
+    """A 1-D numpy array of integers, floats or booleans as an Arrow array (over the same
+    memory where Arrow's layout is numpy's: not booleans, which Arrow packs in bits);
+    ``mask``: True where the value is missing."""
+    values = np.ascontiguousarray(values)
+    n = len(values)
+    if values.dtype == np.bool_:
+        data = pa.py_buffer(np.packbits(values, bitorder="little"))
+        typ = pa.bool_()
+    else:
+        data = pa.py_buffer(values)
+        typ = pa.from_numpy_dtype(values.dtype)
+    validity = None
+    nulls = 0
+    if mask is not None and len(mask):
+        mask = np.asarray(mask, dtype=bool)
+        nulls = int(mask.sum())
+        if nulls:
+            validity = pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    return pa.Array.from_buffers(typ, n, [validity, data], null_count=nulls)
+
+
+def to_numpy(values: Any) -> np.ndarray:
+    """A column (an Arrow array, or a table's chunked column) without missing values as a
+    numpy array (``ChunkedArray.to_numpy`` looks for pandas first, which imports it)."""
+    if isinstance(values, pa.ChunkedArray):
+        chunks = values.chunks
+        if len(chunks) == 1:
+            return chunks[0].to_numpy(zero_copy_only=False)
+        if not chunks:
+            return np.empty(0, values.type.to_pandas_dtype())
+        return np.concatenate([c.to_numpy(zero_copy_only=False) for c in chunks])
+    return values.to_numpy(zero_copy_only=False)
+
+
+def take(values: Any, indices: Any) -> Any:
+    """``values.take(indices)`` (indices a numpy array or an Arrow array)."""
+    if isinstance(indices, np.ndarray):
+        indices = from_numpy(indices)
+    return call("take", values, indices)
+
+
+def cast(values: Any, target: Any) -> Any:
+    """``pyarrow.compute.cast(values, target)`` (safe: a value that does not fit raises)."""
+    return call("cast", values, options=_compute.CastOptions.safe(target))
+
+
+def fill_null(values: Any, fill: Any) -> Any:
+    """``values`` with each missing value ``fill``."""
+    if not values.null_count:
+        return values
+    return call("coalesce", values, pa.scalar(fill, values.type))
+
+
+def rising(keys: Any) -> bool:
+    """Whether every key is greater than the one before (Arrow's ``greater``; a missing
+    key compares as missing, which is not True)."""
+    n = len(keys)
+    if n < 2:
+        return True
+    above = call("greater", keys.slice(1), keys.slice(0, n - 1))
+    return bool(call("all", above).as_py()) and not above.null_count
+
+
+def is_null_mask(values: Any) -> np.ndarray:
+    """A bool numpy array: True where ``values`` is missing."""
+    return np.asarray(call("is_null", values), dtype=bool)

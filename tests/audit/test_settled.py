@@ -202,7 +202,7 @@ def test_an_error_on_the_writer_thread_is_raised_and_leaves_no_thread(tmp_path, 
     import threading
 
     monkeypatch.setattr(parquet_module, "_BATCH_ROWS", 10)
-    monkeypatch.setattr(sink_module, "_GROUP", 1)  # every chunk its own write
+    monkeypatch.setattr(sink_module, "_OWN_GROUP", 1)  # every chunk its own write
     rows = [(f"s{k:03d}", "10de", "27b0", "", "", "0300") for k in range(100)]
     path = tmp_path / "devices.parquet"
     pq.write_table(_table(rows), path, row_group_size=10)

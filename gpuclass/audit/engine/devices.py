@@ -274,6 +274,25 @@ def merge_runs(runs: Runs, group: np.ndarray | None = None, first_run: np.ndarra
                 group[runs.unsupported_run], runs.unsupported_ids)
 
 
+def _split_runs(runs: Runs, k: int) -> tuple[Runs, Runs]:
+    """``runs``' first ``k`` runs and the rest (each counting its runs from its own first;
+    problems and unsupported GPUs go with their run)."""
+    uns = runs.unsupported_run
+    if (uns[1:] < uns[:-1]).any():  # not in run order (the kernel gives them in row order)
+        mine = uns < k
+        head_uns = (runs.unsupported_run[mine], runs.unsupported_ids[mine])
+        tail_uns = (runs.unsupported_run[~mine] - k, runs.unsupported_ids[~mine])
+    else:
+        cut = int(np.searchsorted(uns, k))
+        head_uns = (runs.unsupported_run[:cut], runs.unsupported_ids[:cut])
+        tail_uns = (runs.unsupported_run[cut:] - k, runs.unsupported_ids[cut:])
+    head = Runs(runs.keys.slice(0, k), runs.first[:k], runs.rows[:k], runs.totals[:k], runs.counts[:k],
+                [p for p in runs.problems if p[0] < k], *head_uns)
+    tail = Runs(runs.keys.slice(k), runs.first[k:], runs.rows[k:], runs.totals[k:], runs.counts[k:],
+                [(run - k, row, text) for run, row, text in runs.problems if run >= k], *tail_uns)
+    return head, tail
+
+
 class DeviceEngine:
     """One device table fed a batch at a time (see the module docstring); :meth:`result`
     gives its servers, in order of first appearance."""
@@ -487,15 +506,22 @@ class DeviceEngine:
     def settled(self, source: str, db: DeviceNames | None = None):
         """The servers that no batch to come can add to, as an
         :class:`~gpuclass.audit.results.table.AuditTable`, and no longer held (None: none
-        such): while every key so far has risen, every server but the last one held.  Once
-        this gave servers out, a batch whose keys do not rise raises :class:`Unsettled`
-        (its servers could be some given out).  The tables given out, then :meth:`result`,
-        hold the rows :meth:`result` alone would give, in the same order."""
+        such): while every key so far has risen, every server but the last one held (only
+        it can go on in the next batch).  Once this gave servers out, a batch whose keys
+        do not rise raises :class:`Unsettled` (its servers could be some given out).  The
+        tables given out, then :meth:`result`, hold the rows :meth:`result` alone would
+        give, in the same order."""
         from ..results.table import AuditTable
 
-        if not self._ordered or len(self._runs) < 2:
+        if not self._ordered or not self._runs:
             return None
         parts, last = self._runs[:-1], self._runs[-1]
+        k = len(last.first) - 1  # the last part's runs given out: all but its last
+        if k:
+            head, last = _split_runs(last, k)
+            parts.append(head)
+        if not parts:
+            return None
         self._runs, self._bases, self._held = [last], [0], len(last.first)
         self._given = True
         return AuditTable.from_parts(_keys([p.keys for p in parts]), parts, self.compiled, source, db)

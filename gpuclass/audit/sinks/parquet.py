@@ -23,6 +23,10 @@ from ..results.columns import typed_schema
 __all__ = ["write_parquet", "parquet_writer"]
 
 _GROUP = 65536  # reports per row group where they come a few at a time
+# a chunk of at least this many rows is a row group of its own, written at once: a sorted
+# device table's settled servers (a batch's: about 50k of a 256Ki-row batch) go to the
+# writer thread as they come, not held for the next
+_OWN_GROUP = 16384
 # a server's own row number and name: a dictionary of these would be as long as the column
 _DISTINCT = ("row", "server")
 # the columns whose row groups carry min/max statistics: the row numbers and the server
@@ -116,7 +120,7 @@ def _write(chunks: Iterable[Any], out: Any, card_ids: tuple[str, ...], summary: 
             for chunk in chunks:
                 chunk.add_to(summary)
                 table = chunk.typed(card_ids)
-                if table.num_rows >= _GROUP:
+                if table.num_rows >= _OWN_GROUP:
                     flush()
                     write(table, row_group_size=1 << 20)
                     continue

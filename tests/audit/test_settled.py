@@ -144,9 +144,11 @@ def test_a_sorted_table_is_written_in_several_chunks_as_it_settles(tmp_path, mon
     assert seen[0] == 1 and seen[1] > 3  # the reference, then the settled run
 
 
-def test_a_server_coming_back_after_its_row_was_written_restarts_the_output(tmp_path, monkeypatch):
+@pytest.mark.parametrize("out_kind", ["path", "file"])
+def test_a_server_coming_back_after_its_row_was_written_restarts_the_output(tmp_path, monkeypatch, out_kind):
     """The first server comes back in the last row: everything before was given out and
-    written; the output is written again from its start, each server once."""
+    written; the output (a path, or a file written through) is written again from its
+    start, each server once."""
     rows = [(f"s{k:03d}", "10de", "27b0", "", "", "0300") for k in range(50)] + [("s000", "10de", "2bb5", "", "", "0302")]
     calls = []
     real = sink_module._write
@@ -155,7 +157,7 @@ def test_a_server_coming_back_after_its_row_was_written_restarts_the_output(tmp_
         calls.append(1)
         return real(*args, **kw)
     monkeypatch.setattr(sink_module, "_write", counting)
-    got, want, summary, _ = _written(tmp_path, rows, 10, 10, monkeypatch)
+    got, want, summary, _ = _written(tmp_path, rows, 10, 10, monkeypatch, out_kind)
     assert len(calls) == 2 + 1  # the settled attempt, its rewrite, and the reference
     assert got.equals(want)
     assert got.column("server").to_pylist()[0] == "s000" and got.column("supported_cards").to_pylist()[0] == 2

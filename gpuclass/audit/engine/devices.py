@@ -38,17 +38,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import constants as C
 from ..._native import audit_columns, cell_text, core, key_column, problem_text
 from ...errors import InputError
 from ...ids import CELL_OK
 from ..ingest.arrow import device_arrays
 from ..pool import iota, pooled_empty
 from . import Unsettled
+from .runs import Runs, empty_runs, group_runs, joined, merge_runs, run_keys, split_runs
 
 if TYPE_CHECKING:
     from ...records import DeviceNames
@@ -56,50 +56,10 @@ if TYPE_CHECKING:
 __all__ = ["Runs", "DeviceEngine", "Unsettled", "audit_batches", "group_runs", "merge_runs"]
 
 
-class Runs(NamedTuple):
-    """Rows rolled up per run of one server key, with what the reports need later."""
-
-    keys: Any                # pyarrow array: the server of each run (null: no server)
-    first: np.ndarray        # int64: the first row of each run (0-based, whole input)
-    rows: np.ndarray         # int64: rows in each run
-    totals: np.ndarray       # int32 (runs, ROLLUP_COLUMNS)
-    counts: np.ndarray       # int32 (runs, cards)
-    problems: list[tuple[int, int, str]]   # (run, row, text): rows with a problem, in row order
-    unsupported_run: np.ndarray            # int64: the run of each unsupported GPU
-    unsupported_ids: np.ndarray            # int64: its vendor << 16 | device
-
-
 # Repeated runs (a server seen before) held before the runs are merged into one per server
 # (or as many as the distinct ones held, whichever is more).
 _COMPACT_AT = 1 << 20
 _SEED = 0x6465_7669_6365_7321  # the key hashes' seed (any fixed value)
-
-
-def _empty_runs(n_cards: int) -> Runs:
-    import pyarrow as pa
-
-    empty = np.empty(0, np.int64)
-    return Runs(pa.array([], pa.string()), empty, empty, np.empty((0, C.ROLLUP_COLUMNS), np.int32),
-                np.empty((0, n_cards), np.int32), [], empty, empty)
-
-
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def _keys(parts: list[Any]) -> Any:
-    """Server keys of several batches as one array (a batch of only missing names is of
-    the null type; integers of two widths become int64, anything else mixed text)."""
-    import pyarrow as pa
-
-    if len(parts) == 1:
-        return parts[0]
-    types = {p.type for p in parts} - {pa.null()}
-    if len(types) > 1:
-        target = pa.int64() if all(pa.types.is_integer(t) for t in types) else pa.large_string()
-    else:
-        target = types.pop() if types else pa.null()
-    return pa.concat_arrays([p if p.type == target else p.cast(target) for p in parts])
 
 
 # Whether DeviceEngine.add_all audits every other batch on a worker thread (where the
@@ -210,87 +170,9 @@ def audit_batches(items: Any, fields: dict[str, str | None], compiled: Any, firs
         base += n
         run_base += len(starts) - 1
     if not keys:
-        return _empty_runs(n_cards)
-    return Runs(_keys(keys), _joined(first), _joined(rows), _joined(totals), _joined(counts), problems,
-                _joined(uns_run).astype(np.int64, copy=False), _joined(uns_ids))
-
-
-def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
-    """The server group of each run and the first run of each group, groups in order of
-    first appearance (runs of one server key share a group; a run without a server is a
-    group of its own)."""
-    import pyarrow.compute as pc
-
-    n = len(runs.first)
-    keys = runs.keys
-    if n < 2 or (keys.null_count == 0
-                 and pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py()):
-        ident = iota(n)  # sorted by server: each run is its group
-        return ident, ident
-    # dictionary indices count the distinct keys in order of first appearance
-    idx = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False)
-    null = np.asarray(keys.is_null(), dtype=bool) if keys.null_count else np.zeros(n, dtype=bool)
-    idx = np.where(null, -1, idx).astype(np.int64)
-    seen = np.maximum.accumulate(np.concatenate(([-1], idx)))[:-1]
-    new = null | (idx > seen)          # a key never seen before, or no key at all
-    order = np.cumsum(new) - 1
-    key_group = np.zeros(int(idx.max(initial=-1)) + 1, dtype=np.int64)
-    key_group[idx[new & ~null]] = order[new & ~null]
-    group = order.copy()
-    group[~null] = key_group[idx[~null]]
-    return group, np.flatnonzero(new)
-
-
-def merge_runs(runs: Runs, group: np.ndarray | None = None, first_run: np.ndarray | None = None,
-               kernel: Any = None) -> Runs:
-    """``runs`` with the runs of each group (default: :func:`group_runs`) made one, by the
-    rollup's rules (sums, the first supported model, the mixed bits: ``core.merge_runs``)."""
-    import pyarrow as pa
-
-    if group is None or first_run is None:
-        group, first_run = group_runs(runs)
-    n_groups = len(first_run)
-    if n_groups == len(runs.first):  # every run its own group, in order: nothing moves
-        return runs
-    kernel = core if kernel is None else kernel
-    sizes = np.bincount(group, minlength=n_groups)
-    several = np.flatnonzero(sizes > 1)  # the groups of more than one run
-    if len(several) * 4 < n_groups:
-        # few servers come back (a server split by a batch's end): merge only their runs;
-        # every other group is its one run, as it is
-        at = np.full(n_groups, -1, dtype=np.int64)
-        at[several] = np.arange(len(several), dtype=np.int64)
-        mine = np.flatnonzero(at[group] >= 0)
-        sub = at[group[mine]]
-        t, c = kernel.merge_runs(sub, runs.totals[mine], runs.counts[mine], len(several))
-        totals, counts, rows = runs.totals[first_run], runs.counts[first_run], runs.rows[first_run]
-        totals[several], counts[several] = t, c
-        rows[several] = np.bincount(sub, weights=runs.rows[mine], minlength=len(several)).astype(np.int64)
-    else:
-        totals, counts = kernel.merge_runs(group, runs.totals, runs.counts, n_groups)
-        rows = np.bincount(group, weights=runs.rows, minlength=n_groups).astype(np.int64)
-    return Runs(runs.keys.take(pa.array(first_run)), runs.first[first_run], rows, totals, counts,
-                [(int(group[run]), row, text) for run, row, text in runs.problems],
-                group[runs.unsupported_run], runs.unsupported_ids)
-
-
-def _split_runs(runs: Runs, k: int) -> tuple[Runs, Runs]:
-    """``runs``' first ``k`` runs and the rest (each counting its runs from its own first;
-    problems and unsupported GPUs go with their run)."""
-    uns = runs.unsupported_run
-    if (uns[1:] < uns[:-1]).any():  # not in run order (the kernel gives them in row order)
-        mine = uns < k
-        head_uns = (runs.unsupported_run[mine], runs.unsupported_ids[mine])
-        tail_uns = (runs.unsupported_run[~mine] - k, runs.unsupported_ids[~mine])
-    else:
-        cut = int(np.searchsorted(uns, k))
-        head_uns = (runs.unsupported_run[:cut], runs.unsupported_ids[:cut])
-        tail_uns = (runs.unsupported_run[cut:] - k, runs.unsupported_ids[cut:])
-    head = Runs(runs.keys.slice(0, k), runs.first[:k], runs.rows[:k], runs.totals[:k], runs.counts[:k],
-                [p for p in runs.problems if p[0] < k], *head_uns)
-    tail = Runs(runs.keys.slice(k), runs.first[k:], runs.rows[k:], runs.totals[k:], runs.counts[k:],
-                [(run - k, row, text) for run, row, text in runs.problems if run >= k], *tail_uns)
-    return head, tail
+        return empty_runs(n_cards)
+    return Runs(run_keys(keys), joined(first), joined(rows), joined(totals), joined(counts), problems,
+                joined(uns_run).astype(np.int64, copy=False), joined(uns_ids))
 
 
 class DeviceEngine:
@@ -467,8 +349,8 @@ class DeviceEngine:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        found = _joined(self._found)
-        first = _joined(self._named)[_joined(self._prior)]
+        found = joined(self._found)
+        first = joined(self._named)[joined(self._prior)]
         keys = runs.keys
         if not pc.all(pc.equal(keys.take(pa.array(found)), keys.take(pa.array(first)))).as_py():
             return group_runs(runs)  # two keys with one hash: group by the keys themselves
@@ -480,7 +362,7 @@ class DeviceEngine:
         return order[rep], np.flatnonzero(new)
 
     def _merged(self) -> Runs:
-        runs = self._joined()
+        runs = self.joined()
         grouping = self._grouping(runs)
         return runs if grouping is None else merge_runs(runs, *grouping, kernel=self.kernel)
 
@@ -489,19 +371,19 @@ class DeviceEngine:
         self._reset()
         self._hold(merged)
 
-    def _joined(self) -> Runs:
+    def joined(self) -> Runs:
         parts = self._runs
         if not parts:
-            return _empty_runs(len(self.compiled.cards))
+            return empty_runs(len(self.compiled.cards))
         if len(parts) == 1:
             return parts[0]
         offsets = np.cumsum([0] + [len(p.first) for p in parts])
-        return Runs(_keys([p.keys for p in parts]), _joined([p.first for p in parts]),
-                    _joined([p.rows for p in parts]), _joined([p.totals for p in parts]),
-                    _joined([p.counts for p in parts]),
+        return Runs(run_keys([p.keys for p in parts]), joined([p.first for p in parts]),
+                    joined([p.rows for p in parts]), joined([p.totals for p in parts]),
+                    joined([p.counts for p in parts]),
                     [(run + int(off), row, text) for p, off in zip(parts, offsets) for run, row, text in p.problems],
-                    _joined([p.unsupported_run + off for p, off in zip(parts, offsets)]),
-                    _joined([p.unsupported_ids for p in parts]))
+                    joined([p.unsupported_run + off for p, off in zip(parts, offsets)]),
+                    joined([p.unsupported_ids for p in parts]))
 
     def settled(self, source: str, db: DeviceNames | None = None):
         """The servers that no batch to come can add to, as an
@@ -518,13 +400,13 @@ class DeviceEngine:
         parts, last = self._runs[:-1], self._runs[-1]
         k = len(last.first) - 1  # the last part's runs given out: all but its last
         if k:
-            head, last = _split_runs(last, k)
+            head, last = split_runs(last, k)
             parts.append(head)
         if not parts:
             return None
         self._runs, self._bases, self._held = [last], [0], len(last.first)
         self._given = True
-        return AuditTable.from_parts(_keys([p.keys for p in parts]), parts, self.compiled, source, db)
+        return AuditTable.from_parts(run_keys([p.keys for p in parts]), parts, self.compiled, source, db)
 
     def result(self, source: str, db: DeviceNames | None = None):
         """The per-server :class:`~gpuclass.audit.results.table.AuditTable` of what was fed."""
@@ -533,6 +415,6 @@ class DeviceEngine:
         if len(self._runs) > 1 and not self._repeated:
             # every run a server of its own, in order: the parts go to the table as they are
             # (no joined copy of their counts)
-            return AuditTable.from_parts(_keys([p.keys for p in self._runs]), self._runs, self.compiled,
+            return AuditTable.from_parts(run_keys([p.keys for p in self._runs]), self._runs, self.compiled,
                                          source, db)
         return AuditTable.from_runs(self._merged(), self.compiled, source, db)

@@ -226,3 +226,35 @@ def test_an_error_on_the_writer_thread_is_raised_and_leaves_no_thread(tmp_path, 
     with pytest.raises(OSError, match="disk full"):
         write_reports(audit_paths([path]), "parquet", tmp_path / "out.parquet")
     assert not [t for t in threading.enumerate() if t.name.startswith("gpuclass-parquet")]
+
+
+def test_a_damaged_row_group_after_servers_were_written_leaves_no_output(tmp_path, monkeypatch):
+    """Text that is not UTF-8 in the last row group of a sorted table: the servers before
+    it were written already; the SourceError names the file and the output path is gone
+    (no half-written file passes for the audit)."""
+    from gpuclass.errors import SourceError
+
+    monkeypatch.setattr(parquet_module, "_BATCH_ROWS", 10)
+    monkeypatch.setattr(sink_module, "_OWN_GROUP", 1)
+    good = [(f"s{k:03d}", "10de", "27b0", "", "", "0300") for k in range(40)]
+    t = _table(good + [("zz", "10de", "27b0", "", "", "0300")])
+    bad = pa.array([r[0] for r in good] + [None], pa.string()).to_pylist()
+    server = pa.array([b.encode() if b else b"\xff\xfe" for b in bad], pa.binary()).cast(pa.string(), safe=False)
+    t = t.set_column(0, "server", server)
+    path = tmp_path / "d.parquet"
+    pq.write_table(t, path, row_group_size=10)
+    out = tmp_path / "servers.parquet"
+    written = []
+    real = sink_module._write
+
+    def spying(chunks, *args):
+        def seen():
+            for c in chunks:
+                written.append(len(c))
+                yield c
+        return real(seen(), *args)
+    monkeypatch.setattr(sink_module, "_write", spying)
+    with pytest.raises(SourceError, match="d.parquet"):
+        write_reports(audit_paths([path]), "parquet", out)
+    assert sum(written) >= 30  # servers were given out (and written) before the damage
+    assert not out.exists()

@@ -82,25 +82,41 @@ def write_parquet(chunks: Iterable[Any], out: Any, card_ids: tuple[str, ...], su
     ``again``: where ``chunks`` may take back what they gave (they raise
     :class:`~gpuclass.audit.engine.Unsettled`), the run's chunks read anew, written
     over what was written (``out`` must then be a path or a seekable file)."""
+    import os
+
     from ..engine import Unsettled
 
+    opened: list[bool] = []  # whether a writer opened (created or truncated) ``out``
     try:
-        _write(chunks, out, card_ids, summary)
-    except Unsettled:
-        if again is None:
-            raise
-        if hasattr(out, "seek"):
-            out.seek(0)
-            out.truncate()
-        summary.reset_counts()
-        _write(again(), out, card_ids, summary)
+        try:
+            _write(chunks, out, card_ids, summary, opened)
+        except Unsettled:
+            if again is None:
+                raise
+            if hasattr(out, "seek"):
+                out.seek(0)
+                out.truncate()
+            summary.reset_counts()
+            _write(again(), out, card_ids, summary, opened)
+    except BaseException:
+        # a streamed output written in part (a row group damaged halfway through the input)
+        # is not left behind as if it were the audit: a path is removed (a file object is
+        # its owner's: the command writes through a temporary file it discards)
+        if opened and isinstance(out, (str, os.PathLike)):
+            try:
+                os.unlink(out)
+            except OSError:
+                pass
+        raise
 
 
-def _write(chunks: Iterable[Any], out: Any, card_ids: tuple[str, ...], summary: AuditSummary) -> None:
+def _write(chunks: Iterable[Any], out: Any, card_ids: tuple[str, ...], summary: AuditSummary,
+           opened: list[bool]) -> None:
     import pyarrow as pa
 
     schema = typed_schema(card_ids)
     writer = parquet_writer(out, schema)
+    opened.append(True)
     background = _Background()
     held: list[Any] = []
     n_held = 0

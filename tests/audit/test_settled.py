@@ -258,3 +258,20 @@ def test_a_damaged_row_group_after_servers_were_written_leaves_no_output(tmp_pat
         write_reports(audit_paths([path]), "parquet", out)
     assert sum(written) >= 30  # servers were given out (and written) before the damage
     assert not out.exists()
+
+
+def test_a_restart_rewrites_a_file_from_where_the_output_began(tmp_path, monkeypatch):
+    """A file object that held bytes before the audit: the rewrite starts where the output
+    began, the bytes before it kept."""
+    monkeypatch.setattr(parquet_module, "_BATCH_ROWS", 10)
+    rows = [(f"s{k:03d}", "10de", "27b0", "", "", "0300") for k in range(50)] + [("s000", "zz", "2bb5", "", "", "0302")]
+    path = tmp_path / "devices.parquet"
+    pq.write_table(_table(rows), path, row_group_size=10)
+    buf = io.BytesIO()
+    buf.write(b"HEAD")
+    summary = write_reports(audit_paths([path]), "parquet", buf)
+    data = buf.getvalue()
+    assert data[:4] == b"HEAD" and data[4:8] == b"PAR1"
+    got = pq.read_table(io.BytesIO(data[4:]))
+    assert got.num_rows == summary.servers == 50
+    assert got.column("problems").to_pylist()[0] == "row 51: vendor 'zz' is not a hex ID"

@@ -81,20 +81,22 @@ def write_parquet(chunks: Iterable[Any], out: Any, card_ids: tuple[str, ...], su
     """Write ``chunks`` to ``out`` (a path or a binary file), adding them to ``summary``.
     ``again``: where ``chunks`` may take back what they gave (they raise
     :class:`~gpuclass.audit.engine.Unsettled`), the run's chunks read anew, written
-    over what was written (``out`` must then be a path or a seekable file)."""
+    over what was written (``out`` must then be a path or a seekable file, written again
+    from where it stood when this was called)."""
     import os
 
     from ..engine import Unsettled
 
     opened: list[bool] = []  # whether a writer opened (created or truncated) ``out``
+    start = out.tell() if again is not None and hasattr(out, "tell") else 0
     try:
         try:
             _write(chunks, out, card_ids, summary, opened)
         except Unsettled:
             if again is None:
                 raise
-            if hasattr(out, "seek"):
-                out.seek(0)
+            if hasattr(out, "seek"):  # a file: from where this output began
+                out.seek(start)
                 out.truncate()
             summary.reset_counts()
             _write(again(), out, card_ids, summary, opened)

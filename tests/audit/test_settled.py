@@ -82,6 +82,19 @@ def _written(tmp_path, rows, row_group, batch, monkeypatch, out_kind="path"):
     return got, pq.read_table(ref), summary, want_summary
 
 
+def _count_chunks(monkeypatch):
+    """The number of chunks each write of the Parquet sink is given, in order."""
+    seen = []
+    real = sink_module._write
+
+    def chunks_counted(chunks, *args):
+        chunks = list(chunks)
+        seen.append(len(chunks))
+        return real(iter(chunks), *args)
+    monkeypatch.setattr(sink_module, "_write", chunks_counted)
+    return seen
+
+
 @pytest.mark.parametrize("order", ["sorted", "breaks", "nameless", "shuffled"])
 @pytest.mark.parametrize("seed", range(6))
 def test_settled_output_is_the_one_chunk_output(tmp_path, monkeypatch, order, seed):
@@ -131,14 +144,7 @@ def test_a_sorted_table_is_written_in_several_chunks_as_it_settles(tmp_path, mon
     """A sorted table read in batches reaches the sink a batch's servers at a time, where
     the one-chunk reference is one chunk."""
     rows = _rows(random.Random(1), 400, "sorted")
-    seen = []
-    real = sink_module._write
-
-    def chunks_counted(chunks, *args):
-        chunks = list(chunks)
-        seen.append(len(chunks))
-        return real(iter(chunks), *args)
-    monkeypatch.setattr(sink_module, "_write", chunks_counted)
+    seen = _count_chunks(monkeypatch)
     got, want, _, _ = _written(tmp_path, rows, 100, 100, monkeypatch)
     assert got.equals(want)
     assert seen[0] == 1 and seen[1] > 3  # the reference, then the settled run
@@ -180,14 +186,7 @@ def test_standard_input_and_unseekable_outputs_are_never_settled(tmp_path, monke
         def seek(self, *a):
             raise io.UnsupportedOperation("seek")
 
-    seen = []
-    real = sink_module._write
-
-    def chunks_counted(chunks, *args):
-        chunks = list(chunks)
-        seen.append(len(chunks))
-        return real(iter(chunks), *args)
-    monkeypatch.setattr(sink_module, "_write", chunks_counted)
+    seen = _count_chunks(monkeypatch)
     out = Pipe()
     write_reports(audit_paths([path]), "parquet", out)
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))

@@ -311,17 +311,15 @@ class DeviceEngine:
         totals, counts, rows = (a if a.flags.writeable else a.copy() for a in (prev.totals, prev.counts, prev.rows))
         totals[last], counts[last] = t[0], c[0]
         rows[last] += runs.rows[0]
-        moved = runs.unsupported_run == 0
+        first, rest = split_runs(runs, 1)
         uns_run, uns_ids = prev.unsupported_run, prev.unsupported_ids
-        if moved.any():
-            uns_run = np.concatenate([uns_run, np.full(int(moved.sum()), last, np.int64)])
-            uns_ids = np.concatenate([uns_ids, runs.unsupported_ids[moved]])
-        problems = prev.problems + [(last, row, text) for run, row, text in runs.problems if run == 0]
+        if len(first.unsupported_run):
+            uns_run = np.concatenate([uns_run, np.full(len(first.unsupported_run), last, np.int64)])
+            uns_ids = np.concatenate([uns_ids, first.unsupported_ids])
+        problems = prev.problems + [(last, row, text) for _, row, text in first.problems]
         self._runs[-1] = prev._replace(rows=rows, totals=totals, counts=counts, problems=problems,
                                        unsupported_run=uns_run, unsupported_ids=uns_ids)
-        return Runs(runs.keys.slice(1), runs.first[1:], runs.rows[1:], runs.totals[1:], runs.counts[1:],
-                    [(run - 1, row, text) for run, row, text in runs.problems if run > 0],
-                    runs.unsupported_run[~moved] - 1, runs.unsupported_ids[~moved])
+        return rest
 
     def _hash(self, keys: Any, base: int) -> None:
         n = len(keys)

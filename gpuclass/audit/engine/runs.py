@@ -71,10 +71,11 @@ def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     group of its own)."""
     import pyarrow.compute as pc
 
+    from ..arrowfn import rising
+
     n = len(runs.first)
     keys = runs.keys
-    if n < 2 or (keys.null_count == 0
-                 and pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py()):
+    if n < 2 or (keys.null_count == 0 and rising(keys)):
         ident = iota(n)  # sorted by server: each run is its group
         return ident, ident
     # dictionary indices count the distinct keys in order of first appearance

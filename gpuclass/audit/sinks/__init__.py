@@ -91,24 +91,19 @@ def write_reports(reports: Iterable[Any], fmt: str = "table", out: Any = None, *
     if fmt not in OUTPUT_FORMATS:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(OUTPUT_FORMATS)}")
     summary = AuditSummary()
+    # a Parquet file gets a device table streamed as its servers settle, where the output
+    # can be written again from its start should the run take them back
+    settled = (fmt == "parquet" and hasattr(reports, "chunks") and not hasattr(reports, "csv_parts")
+               and _rewritable(out))
+    chunks = _first_read(reports.chunks(settled=True) if settled else chunks_of(reports))
     if fmt == "parquet":
         if out is None or isinstance(out, io.TextIOBase):
             raise InputError("parquet output needs a file: give a path or a binary file (-o FILE)")
         from .parquet import write_parquet
 
-        # a device table streamed as its servers settle, where the output can be written
-        # again from its start should the run take them back
-        again = None
-        if hasattr(reports, "chunks") and not hasattr(reports, "csv_parts") and _rewritable(out):
-            chunks = _first_read(reports.chunks(settled=True))
-            again = lambda: _first_read(chunks_of(reports))  # noqa: E731
-        else:
-            chunks = _first_read(chunks_of(reports))
+        again = (lambda: _first_read(chunks_of(reports))) if settled else None
         write_parquet(chunks, out, _card_ids(reports, policy), summary, again)
-        _skipped(summary, reports)
-        return summary
-    chunks = _first_read(chunks_of(reports))
-    if fmt == "csv":
+    elif fmt == "csv":
         from .csv import write_csv
 
         write_csv(chunks, out or sys.stdout, _card_ids(reports, policy), summary)

@@ -33,4 +33,5 @@ include "_native/pciids.pxi"
 include "_native/keyindex.pxi"
 include "_native/rollup.pxi"
 include "_native/sysfs.pxi"
+include "_native/parquet.pxi"
 include "_native/audit.pxi"  # and the matcher (match.pxi), which audit.pxi includes: it classifies with it

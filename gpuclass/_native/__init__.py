@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .contract.audit import column_of as key_column
     from .contract.audit import table_columns as audit_columns
     from .contract.match import MatchTables, build_match_tables, tables_from_rules
+    from .contract.parquet import uvarint, zigzag
     from .contract.pciids import KEY_DTYPES, TABLES
     from .contract.rollup_rules import rollup_rows
     from .sysfs_py import read_device_rows
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
 __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "build_match_tables",
            "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "Root", "why",
            "as_id_array", "as_key_array", "as_unsigned", "audit_columns", "cell_text", "cell_value",
-           "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules", "rollup_rows", "read_device_rows"]
+           "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules", "rollup_rows", "read_device_rows",
+           "uvarint", "zigzag"]
 
 # name -> (module, its name there).  Imported on first use: the compiled core and
 # most contracts load numpy, and a caller of the rules alone (contract/rules.py) does without.
@@ -60,6 +62,7 @@ _EXPORTS = {
     "audit_columns": ("contract.audit", "table_columns"),
     "MatchTables": ("contract.match", "MatchTables"), "build_match_tables": ("contract.match", "build_match_tables"),
     "tables_from_rules": ("contract.match", "tables_from_rules"),
+    "uvarint": ("contract.parquet", "uvarint"), "zigzag": ("contract.parquet", "zigzag"),
     "KEY_DTYPES": ("contract.pciids", "KEY_DTYPES"), "TABLES": ("contract.pciids", "TABLES"),
     "RuleMaps": ("contract.rules", "RuleMaps"), "compile_rules": ("contract.rules", "compile_rules"),
     "match_rows": ("contract.rules", "match_rows"), "rollup_rows": ("contract.rollup_rules", "rollup_rows"),

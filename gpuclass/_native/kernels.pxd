@@ -207,3 +207,17 @@ cdef extern from "gpuclass_audit.h":
         AuditVec nameless
     int gpuclass_audit(const MatchCtx* t, int sub_rules, const AuditCol* cols, int64_t n,
                        int n_cards, AuditOut* o, int64_t* bad) noexcept nogil
+
+
+cdef extern from "gpuclass_parquet.h":
+    int64_t gpuclass_pq_hybrid_room(int64_t n, int width) noexcept nogil
+    int64_t gpuclass_pq_hybrid(const uint8_t* idx, int64_t n, int width, uint8_t* out) noexcept nogil
+    void gpuclass_pq_delta_plan(const int64_t* v, int64_t m, int64_t* least, int* width) noexcept nogil
+    int64_t gpuclass_pq_delta_room(int64_t m, int width) noexcept nogil
+    int64_t gpuclass_pq_delta(const int64_t* v, int64_t m, int64_t least, int width, uint8_t* out) noexcept nogil
+    int gpuclass_pq_dictionary64(const int64_t* v, int64_t n, int64_t* distinct, int* n_distinct,
+                                 uint8_t* index) noexcept nogil
+    int gpuclass_pq_dictionary32(const int32_t* v, int64_t n, int64_t* distinct, int* n_distinct,
+                                 uint8_t* index) noexcept nogil
+    void gpuclass_pq_text_bounds(const uint8_t* data, const int64_t* starts, int64_t n, int64_t* lo,
+                                 int64_t* hi) noexcept nogil

@@ -30,7 +30,10 @@ def console() -> int:
     a ``gpuclass scan``), though no command does linear algebra; and pydantic, at the first
     model class (``plan``, ``labels``), reads the entry points of every installed
     distribution to find plugins.  ``OMP_NUM_THREADS`` is left alone: pyarrow sizes its
-    thread pool from it.
+    thread pool from it.  Arrow's memory pool is the system allocator (glibc's malloc)
+    where the user has not chosen one: a Parquet audit's process keeps 45-60 MiB less
+    resident at its peak than with Arrow's default mimalloc (161 against 209 MiB at 1M
+    rows, 239 against 301 MiB at 10M; the same time, interleaved runs).
     """
     import gc
     import os
@@ -50,9 +53,11 @@ def console() -> int:
     return code
 
 
-# What the command's process sets where the user has not (see console), before numpy or
-# pydantic loads: one OpenBLAS thread, no pydantic plugin discovery.
-PROCESS_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1", "PYDANTIC_DISABLE_PLUGINS": "__all__"}
+# What the command's process sets where the user has not (see console), before numpy,
+# pydantic or pyarrow loads: one OpenBLAS thread, no pydantic plugin discovery, Arrow's
+# memory from the system allocator.
+PROCESS_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1", "PYDANTIC_DISABLE_PLUGINS": "__all__",
+                    "ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 
 class _NoPandas:

@@ -272,8 +272,11 @@ def _encodings(path, column):
 
 
 def test_written_columns_are_dictionary_encoded_where_values_repeat(tmp_path):
-    """A server's own name and row number are written plain (a dictionary of them would be
-    as long as the column); counts and texts, whose values repeat, as a dictionary."""
+    """A server's own name and row number are written without a dictionary (one would be
+    as long as the column): the names with their lengths delta-packed, the rising row
+    numbers delta-packed; counts, whose values repeat, and a text that is one value
+    throughout (the source) as a dictionary; other texts (mostly empty problems) with
+    their lengths delta-packed, a few bits an empty one."""
     rows = _rows(random.Random(3), [f"srv-{k:04d}" for k in range(2000)], repeats=False)
     path = tmp_path / "devices.parquet"
     pq.write_table(_table(rows), path)
@@ -281,8 +284,11 @@ def test_written_columns_are_dictionary_encoded_where_values_repeat(tmp_path):
     write_reports(audit_paths([path]), "parquet", out)
     for column in ("server", "row"):
         assert not any("DICTIONARY" in e for e in _encodings(out, column)), column
-    for column in ("slices", "cards.rtx-6000-ada", "problems"):
+    assert "DELTA_LENGTH_BYTE_ARRAY" in _encodings(out, "server")
+    assert "DELTA_BINARY_PACKED" in _encodings(out, "row")
+    for column in ("slices", "cards.rtx-6000-ada", "source"):
         assert any("DICTIONARY" in e for e in _encodings(out, column)), column
+    assert "DELTA_LENGTH_BYTE_ARRAY" in _encodings(out, "problems")
 
 
 def test_integer_id_columns(core):

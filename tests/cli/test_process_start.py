@@ -39,8 +39,9 @@ def _env(**values: str) -> dict[str, str]:
     return env
 
 
-def test_defaults_are_one_blas_thread_and_no_pydantic_plugin_discovery():
-    assert PROCESS_DEFAULTS == {"OPENBLAS_NUM_THREADS": "1", "PYDANTIC_DISABLE_PLUGINS": "__all__"}
+def test_defaults_are_one_blas_thread_no_pydantic_plugin_discovery_and_the_system_allocator():
+    assert PROCESS_DEFAULTS == {"OPENBLAS_NUM_THREADS": "1", "PYDANTIC_DISABLE_PLUGINS": "__all__",
+                                "ARROW_DEFAULT_MEMORY_POOL": "system"}
     # no OMP_NUM_THREADS: pyarrow sizes its CPU pool from it (Parquet decoding)
     assert "OMP_NUM_THREADS" not in PROCESS_DEFAULTS
 
@@ -56,7 +57,32 @@ def test_the_command_sets_them_where_unset(command):
 
 def test_what_the_user_set_is_kept():
     code, values, threads = _console("lookup", "10de:27b0",
-                                     env=_env(OPENBLAS_NUM_THREADS="2", PYDANTIC_DISABLE_PLUGINS="logfire"))
-    assert code == 0 and values == ["2", "logfire"]
+                                     env=_env(OPENBLAS_NUM_THREADS="2", PYDANTIC_DISABLE_PLUGINS="logfire",
+                                              ARROW_DEFAULT_MEMORY_POOL="mimalloc"))
+    assert code == 0 and values == ["mimalloc", "2", "logfire"]
     # OpenBLAS: the main thread and one of its own (it takes no more threads than cores)
     assert threads in (None, min(2, os.cpu_count() or 1))
+
+
+_POOL = """import sys
+from gpuclass.cli import console
+sys.argv = ["gpuclass", "audit", sys.argv[1], "-o", sys.argv[2]]
+code = console()
+import pyarrow
+print("\\n" + repr((code, pyarrow.default_memory_pool().backend_name)))
+"""
+
+
+@pytest.mark.parametrize("chosen", [None, "mimalloc"])
+def test_a_parquet_audit_takes_arrows_memory_from_the_allocator_asked_for(tmp_path, chosen):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    if chosen and chosen not in pa.supported_memory_backends():
+        pytest.skip(f"this pyarrow has no {chosen}")
+    pq.write_table(pa.table({"server": ["a"], "vendor": ["10de"], "device": ["27b0"], "class": ["0300"]}),
+                   tmp_path / "in.parquet")
+    env = _env(**({"ARROW_DEFAULT_MEMORY_POOL": chosen} if chosen else {}))
+    proc = subprocess.run([sys.executable, "-c", _POOL, str(tmp_path / "in.parquet"), str(tmp_path / "out.parquet")],
+                          capture_output=True, text=True, env=env, cwd=outside_tree(), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert eval(proc.stdout.splitlines()[-1]) == (0, chosen or "system")

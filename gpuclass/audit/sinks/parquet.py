@@ -35,10 +35,15 @@ _STATISTICS = ["row", "server"]
 
 
 def parquet_writer(out: Any, schema: Any) -> Any:
-    """A ParquetWriter for an audit's rows: dictionary-encoded columns where values repeat
-    (counts, texts), plain where each server has its own, the row numbers (rising) delta
-    encoded; statistics for the row numbers and server names only (together a third less
-    time writing than pyarrow's defaults, the same columns read back)."""
+    """A Parquet writer for an audit's rows: :class:`~gpuclass.audit.sinks.parquet_file.ParquetFileWriter`
+    where it writes every column's type (an audit's typed columns always are), else
+    pyarrow's.  Dictionary-encoded columns where values repeat (counts, texts), the server
+    names as they are, the row numbers (rising) delta-encoded; statistics for the row
+    numbers and server names only (pyarrow's writer is given the same choices)."""
+    from .parquet_file import ParquetFileWriter, writes
+
+    if writes(schema):
+        return ParquetFileWriter(out, schema, statistics=_STATISTICS, delta=("row",), plain=_DISTINCT)
     import pyarrow.parquet as pq
 
     return pq.ParquetWriter(out, schema, use_dictionary=[n for n in schema.names if n not in _DISTINCT],

@@ -126,6 +126,12 @@ def test_an_audits_typed_columns_go_to_this_writer_and_others_to_pyarrows(tmp_pa
     assert pq.read_table(tmp_path / "a.parquet").schema == schema  # no rows: the schema all the same
     other = pa.schema([("when", pa.timestamp("s"))])
     assert not writes(other)
+    # what pyarrow would keep and this writer would not: a required column, a large string
+    # (both read back as another type), metadata
+    for kept in (pa.schema([pa.field("n", pa.int64(), nullable=False)]), pa.schema([("t", pa.large_string())]),
+                 pa.schema([("n", pa.int64())], metadata={"a": "b"}),
+                 pa.schema([pa.field("n", pa.int64(), metadata={"a": "b"})])):
+        assert not writes(kept)
     w = sink.parquet_writer(tmp_path / "b.parquet", other)
     assert not isinstance(w, ParquetFileWriter)
     w.close()
@@ -177,3 +183,26 @@ def test_the_readers_batch_check_refuses_what_full_validation_refuses(batch):
             return True
         return False
     assert refused(lambda: check_batch(batch)) == refused(lambda: batch.validate(full=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(table=tables(), group=st.integers(1, 40), batch=st.integers(1, 50), as_file=st.booleans(), data=st.data())
+def test_the_readers_batches_are_parquetfiles(tmp_path_factory, table, group, batch, as_file, data):
+    """The reader opens pyarrow's ParquetReader itself (no ``pyarrow.parquet`` import): its
+    schema, metadata and batches are ``ParquetFile``'s, given the same options."""
+    from gpuclass.audit.ingest.parquet import _reader
+
+    path = tmp_path_factory.mktemp("rd") / "t.parquet"
+    pq.write_table(table, path, row_group_size=group)
+    names = table.schema.names
+    texts = [n for n in names if n.endswith(".text")]
+    wanted = sorted(data.draw(st.sets(st.integers(0, len(names) - 1), min_size=1)))
+    dictionary = data.draw(st.lists(st.sampled_from(texts), unique=True)) if texts else []
+    with open(path, "rb") as fh:
+        ours = _reader(fh if as_file else path, read_dictionary=dictionary)
+        theirs = pq.ParquetFile(path, read_dictionary=dictionary)
+        assert ours.schema_arrow.equals(theirs.schema_arrow) and ours.metadata.equals(theirs.metadata)
+        got = list(ours.iter_batches(batch, range(theirs.metadata.num_row_groups), column_indices=wanted,
+                                     use_threads=False))
+        want = list(theirs.iter_batches(batch_size=batch, columns=[names[j] for j in wanted], use_threads=False))
+    assert len(got) == len(want) and all(a.equals(b) for a, b in zip(got, want))

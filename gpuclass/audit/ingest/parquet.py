@@ -29,6 +29,21 @@ __all__ = ["parquet_batches", "check_batch"]
 _BATCH_ROWS = 1 << 18
 
 
+def _reader(source: Any, read_dictionary: list[str] | None = None, metadata: Any = None) -> Any:
+    """pyarrow's Parquet reader of ``source`` (a path or a file object): the class that
+    ``pyarrow.parquet.ParquetFile`` wraps, opened with the options it gives it, without
+    importing ``pyarrow.parquet``, whose module imports pyarrow's filesystems (S3 and SSL
+    among them: 15-20 ms and 9 MiB of a Parquet audit's start) that a local file or a file
+    object never uses.  ``tests/audit/test_parquet_file.py`` holds its batches equal to
+    ``ParquetFile.iter_batches``'."""
+    from pyarrow._parquet import ParquetReader
+
+    reader = ParquetReader()
+    reader.open(source, use_memory_map=False, read_dictionary=read_dictionary, metadata=metadata,
+                buffer_size=0, pre_buffer=False)
+    return reader
+
+
 def check_batch(batch: Any) -> None:
     """Raise what ``batch.validate(full=True)`` raises (an ``ArrowInvalid``) where it
     would: text that is not UTF-8, offsets out of order, a dictionary index outside its
@@ -65,16 +80,16 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
     before the first batch.
     """
     try:
-        import pyarrow.parquet as pq
+        import pyarrow as pa
     except ImportError as exc:
         raise MissingExtraError("pyarrow", "dataframes", "reading Parquet") from exc
-    import pyarrow as pa
 
     where = name or str(getattr(source, "name", source))
     if batch_rows is None:
         batch_rows = _BATCH_ROWS
     try:
-        schema = pq.ParquetFile(source).schema_arrow
+        first = _reader(source)
+        schema = first.schema_arrow
         names = schema.names
         idx = device_columns(names, server_column, where)  # refuses a device column named twice
         check_schema(schema, {f: None if j is None else names[j] for f, j in idx.items()}, where)
@@ -84,7 +99,7 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
                     and schema.field(j).type in (pa.string(), pa.large_string())]
         if hasattr(source, "seek"):
             source.seek(0)
-        pf = pq.ParquetFile(source, read_dictionary=text_ids)
+        pf = _reader(source, read_dictionary=text_ids, metadata=first.metadata)
         meta = pf.metadata
         declared = meta.num_rows
         groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
@@ -101,7 +116,7 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
 
     def batches() -> Iterator[Any]:
         row = 0
-        it = pf.iter_batches(batch_size=batch_rows, columns=[names[j] for j in wanted], use_threads=False)
+        it = pf.iter_batches(batch_rows, range(len(groups)), column_indices=wanted, use_threads=False)
         while True:
             try:
                 batch = next(it, None)

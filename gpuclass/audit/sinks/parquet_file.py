@@ -123,8 +123,6 @@ class _Column:
     missing), the values that are there (numbers, or text as lengths and bytes)."""
 
     def __init__(self, arr: Any, kind: str) -> None:
-        import pyarrow as pa
-
         self.n = n = len(arr)
         self._starts: np.ndarray | None = None
         off = arr.offset
@@ -142,8 +140,7 @@ class _Column:
             vals = _bits(bufs[1], off, n)
             self.values = vals if valid is None else vals[valid]
         else:
-            wide = pa.types.is_large_string(arr.type)
-            offsets = np.frombuffer(bufs[1], np.int64 if wide else np.int32, count=off + n + 1)[off:]
+            offsets = np.frombuffer(bufs[1], np.int32, count=off + n + 1)[off:]
             data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
             lens = np.diff(offsets)
             if valid is None:
@@ -189,9 +186,9 @@ class ParquetFileWriter:
         import pyarrow as pa
 
         self.schema = schema
+        if not writes(schema):
+            raise TypeError(f"not a schema this writer writes (see writes()): {schema}")
         self._kinds = [_kind(f.type) for f in schema]
-        if None in self._kinds:
-            raise TypeError(f"not a column type this writer writes: {schema}")
         self._stats = {schema.get_field_index(c) for c in statistics if c in schema.names}
         self._delta = {schema.get_field_index(c) for c in delta if c in schema.names}
         self._plain = {schema.get_field_index(c) for c in plain if c in schema.names}
@@ -338,14 +335,17 @@ def _kind(t: Any) -> str | None:
         return "double"
     if pa.types.is_boolean(t):
         return "bool"
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
+    if pa.types.is_string(t):
         return "text"
     return None
 
 
 def writes(schema: Any) -> bool:
-    """Whether :class:`ParquetFileWriter` writes every column of ``schema``."""
-    return all(_kind(f.type) is not None for f in schema)
+    """Whether :class:`ParquetFileWriter` writes ``schema`` as pyarrow's writer would, read
+    back: flat nullable columns of int64, float64, bool or string, and no metadata (which
+    pyarrow keeps in the file, and this writer does not)."""
+    return not schema.metadata and all(f.nullable and not f.metadata and _kind(f.type) is not None
+                                       for f in schema)
 
 
 def _dictionary(col: _Column) -> tuple[bytes, int, np.ndarray] | None:

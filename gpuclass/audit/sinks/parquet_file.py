@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -63,9 +64,17 @@ _OPTIONAL = 1
 _UTF8 = 0
 
 
+# the zigzag varints of the small integers, which most of a footer's and a page header's are
+_SMALL = [uvarint(zigzag(v)) for v in range(1 << 12)]
+
+
+def _int(v: int) -> bytes:
+    return _SMALL[v] if 0 <= v < 4096 else uvarint(zigzag(v))
+
+
 def _value(ttype: int, v: Any) -> bytes:
     if ttype in (_I16, _I32, _I64):
-        return uvarint(zigzag(int(v)))
+        return _int(int(v))
     if ttype == _BIN:
         return uvarint(len(v)) + v
     return bytes(v)  # a struct or a list, encoded
@@ -86,12 +95,19 @@ def _struct(*fields: tuple[int, int, Any]) -> bytes:
             out.append(delta << 4 | ttype)
         else:
             out.append(ttype)
-            out += uvarint(zigzag(fid))
-        if ttype not in (_TRUE, _FALSE):
+            out += _int(fid)
+        if _I16 <= ttype <= _I64:
+            out += _int(int(v))
+        elif ttype != _TRUE and ttype != _FALSE:
             out += _value(ttype, v)
         last = fid
     out.append(0)
     return bytes(out)
+
+
+@lru_cache(maxsize=256)
+def _data_page_header(rows: int, encoding: int) -> bytes:
+    return _struct((1, _I32, rows), (2, _I32, encoding), (3, _I32, _RLE), (4, _I32, _RLE))
 
 
 def _list(ttype: int, items: Sequence[Any]) -> bytes:
@@ -110,11 +126,17 @@ def _bits(buf: Any, offset: int, n: int) -> np.ndarray:
 def _levels(valid: np.ndarray | None, n: int) -> bytes:
     """The definition levels (0 missing, 1 there) of ``n`` rows, length-prefixed."""
     if valid is None or valid.all():
-        body = uvarint(n << 1) + b"\x01"
-    elif not valid.any():
+        return _all_there(n)
+    if not valid.any():
         body = uvarint(n << 1) + b"\x00"
     else:
         body = uvarint(-(-n // 8) << 1 | 1) + np.packbits(valid, bitorder="little").tobytes()
+    return len(body).to_bytes(4, "little") + body
+
+
+@lru_cache(maxsize=256)
+def _all_there(n: int) -> bytes:
+    body = uvarint(n << 1) + b"\x01"
     return len(body).to_bytes(4, "little") + body
 
 
@@ -273,8 +295,7 @@ class ParquetFileWriter:
             elif encoding == _RLE_DICT:
                 body.append(bytes([width]))
             at += k
-            u, c = self._page(_DATA_PAGE, b"".join(body), (5, _struct(
-                (1, _I32, hi - lo), (2, _I32, encoding), (3, _I32, _RLE), (4, _I32, _RLE))))
+            u, c = self._page(_DATA_PAGE, b"".join(body), (5, _data_page_header(hi - lo, encoding)))
             raw, packed = raw + u, packed + c
         encodings = sorted({_PLAIN, _RLE, encoding})
         stats = _statistics(col, arr) if j in self._stats else _struct((3, _I64, arr.null_count))

@@ -64,12 +64,10 @@ _OPTIONAL = 1
 _UTF8 = 0
 
 
-# the zigzag varints of the small integers, which most of a footer's and a page header's are
-_SMALL = [uvarint(zigzag(v)) for v in range(1 << 12)]
-
-
+@lru_cache(maxsize=4096)
 def _int(v: int) -> bytes:
-    return _SMALL[v] if 0 <= v < 4096 else uvarint(zigzag(v))
+    """``v`` as a zigzag varint (kept: a footer's and a page header's integers repeat)."""
+    return uvarint(zigzag(v))
 
 
 def _value(ttype: int, v: Any) -> bytes:

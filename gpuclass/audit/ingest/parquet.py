@@ -31,16 +31,20 @@ _BATCH_ROWS = 1 << 18
 
 def _reader(source: Any, read_dictionary: list[str] | None = None, metadata: Any = None) -> Any:
     """pyarrow's Parquet reader of ``source`` (a path or a file object): the class that
-    ``pyarrow.parquet.ParquetFile`` wraps, opened with the options it gives it, without
-    importing ``pyarrow.parquet``, whose module imports pyarrow's filesystems (S3 and SSL
-    among them: 15-20 ms and 9 MiB of a Parquet audit's start) that a local file or a file
-    object never uses.  ``tests/audit/test_parquet_file.py`` holds its batches equal to
-    ``ParquetFile.iter_batches``'."""
+    ``pyarrow.parquet.ParquetFile`` wraps, opened with the options it gives it by default,
+    without importing ``pyarrow.parquet``, whose module imports pyarrow's filesystems (S3
+    and SSL among them: 15-20 ms and 9 MiB of a Parquet audit's start) that a local file
+    or a file object never uses.  ``tests/audit/test_parquet_file.py`` holds its schema,
+    metadata and batches equal to ``ParquetFile``'s."""
     from pyarrow._parquet import ParquetReader
 
+    options = {"use_memory_map": False, "read_dictionary": read_dictionary, "metadata": metadata,
+               "buffer_size": 0, "pre_buffer": True}
     reader = ParquetReader()
-    reader.open(source, use_memory_map=False, read_dictionary=read_dictionary, metadata=metadata,
-                buffer_size=0, pre_buffer=False)
+    try:  # ParquetFile reads Parquet's extension types as Arrow's (pyarrow 19 on)
+        reader.open(source, arrow_extensions_enabled=True, **options)
+    except TypeError:  # a pyarrow without the option (nor those types)
+        reader.open(source, **options)
     return reader
 
 

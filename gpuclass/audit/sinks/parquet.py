@@ -36,10 +36,11 @@ _STATISTICS = ["row", "server"]
 
 def parquet_writer(out: Any, schema: Any) -> Any:
     """A Parquet writer for an audit's rows: :class:`~gpuclass.audit.sinks.parquet_file.ParquetFileWriter`
-    where it writes every column's type (an audit's typed columns always are), else
-    pyarrow's.  Dictionary-encoded columns where values repeat (counts, texts), the server
-    names as they are, the row numbers (rising) delta-encoded; statistics for the row
-    numbers and server names only (pyarrow's writer is given the same choices)."""
+    where it keeps the schema as pyarrow's writer would (an audit's typed columns always
+    are), else pyarrow's.  Either way the server names and row numbers are written without
+    a dictionary (one would be as long as the column), the row numbers delta-encoded, and
+    statistics kept for those two columns only (a count's min and max skip no row group);
+    pyarrow's writer is given dictionaries for every other column."""
     from .parquet_file import ParquetFileWriter, writes
 
     if writes(schema):

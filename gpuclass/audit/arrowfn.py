@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 from pyarrow import _compute
 
-__all__ = ["call", "from_numpy", "to_numpy", "take", "cast", "fill_null", "rising", "is_null_mask"]
+__all__ = ["call", "from_numpy", "to_numpy", "take", "cast", "fill_null", "rising", "is_null_mask", "indices_within"]
 
 
 def call(name: str, *args: Any, options: Any = None) -> Any:
@@ -100,3 +100,10 @@ def rising(keys: Any) -> bool:
 def is_null_mask(values: Any) -> np.ndarray:
     """A bool numpy array: True where ``values`` is missing."""
     return np.asarray(call("is_null", values), dtype=bool)
+
+
+def indices_within(col: Any) -> bool:
+    """Whether every index of a dictionary array with none missing names one of its
+    entries (numpy's min and max over the indices: Arrow's checks visit each index)."""
+    indices = to_numpy(col.indices)
+    return not len(indices) or 0 <= int(indices.min()) <= int(indices.max()) < len(col.dictionary)

@@ -56,7 +56,7 @@ def check_batch(batch: Any) -> None:
     reading); every other column is validated in full."""
     import pyarrow as pa
 
-    from ..arrowfn import to_numpy
+    from ..arrowfn import indices_within
 
     for name, col in zip(batch.schema.names, batch.columns):
         if not isinstance(col, pa.DictionaryArray) or col.null_count:
@@ -64,8 +64,7 @@ def check_batch(batch: Any) -> None:
             continue
         col.validate()
         col.dictionary.validate(full=True)
-        indices = to_numpy(col.indices)
-        if len(indices) and not 0 <= int(indices.min()) <= int(indices.max()) < len(col.dictionary):
+        if not indices_within(col):
             raise pa.ArrowInvalid(f"column {name!r}: a dictionary index outside its "
                                   f"{len(col.dictionary)} entries")
 

@@ -182,19 +182,6 @@ class _Column:
         return len(self.values) if self.kind != "text" else len(self.lens)
 
 
-def _text_plain(lens: np.ndarray, data: np.ndarray) -> bytes:
-    """Texts as ``PLAIN`` byte arrays (a length, then the bytes, each)."""
-    m = len(lens)
-    out = np.empty(4 * m + len(data), np.uint8)
-    prefix = np.zeros(len(out), bool)
-    starts = 4 * np.arange(m) + np.concatenate([[0], np.cumsum(lens[:-1])]).astype(np.int64)
-    where = (starts[:, None] + np.arange(4)).ravel()
-    prefix[where] = True
-    out[where] = lens.astype("<u4").view(np.uint8)
-    out[~prefix] = data
-    return out.tobytes()
-
-
 class ParquetFileWriter:
     """A Parquet file written a table at a time (the interface of pyarrow's
     ``ParquetWriter``: :meth:`write_table`, :meth:`close`), for the columns' types an
@@ -385,7 +372,8 @@ def _dictionary(col: _Column) -> tuple[bytes, int, np.ndarray] | None:
         size = int(lens[0])
         if lens.min() != lens.max() or (size and (data[size:] != data[:-size]).any()):
             return None  # not one text throughout (each byte equal to the one a text before)
-        return _text_plain(lens[:1], data[:size]), 1, np.zeros(len(lens), np.uint8)
+        # the dictionary page: the one text, PLAIN (its length, then its bytes)
+        return size.to_bytes(4, "little") + data[:size].tobytes(), 1, np.zeros(len(lens), np.uint8)
     return None
 
 

@@ -35,6 +35,12 @@ the ratios to read):
   into memory allocated once before timing; a ratio under 1 says how far from it gpuclass
   is (no goal).
 
+- ``engines csv 1M`` / ``engines csv 10M``: the same whole processes from a CSV copy of
+  the table (every cell quoted): ``gpuclass audit devices.csv -o servers.parquet`` against
+  DuckDB's query over ``read_csv(..., all_varchar = true)`` and polars' plan over
+  ``scan_csv(..., infer_schema=False)`` (the IDs are hex text: type detection would read
+  a class such as ``0300`` as a number).  Recorded, no goal.
+
 - ``parquet writer 1M`` / ``parquet writer 10M``: the Parquet sink's writer
   (``gpuclass.audit.sinks.parquet_file``, over the core's page encodings) against pyarrow's
   ``ParquetWriter`` given the same choices (dictionaries where values repeat, the row
@@ -285,30 +291,49 @@ WHOLE = ("gpuclass", "duckdb", "polars")
 
 
 @pytest.fixture(scope="module")
-def checked_parquet(parquet_files, env, tmp_path_factory):
-    """The Parquet inputs, once each process has written gpuclass's answer for each."""
+def csv_files(tables, tmp_path_factory):
+    """The same tables as CSV, every cell quoted (as pyarrow's and many exports write it)."""
+    import pyarrow.csv as pcsv
+
+    d = tmp_path_factory.mktemp("engines-csv")
+    out = {}
+    for size, t in tables.items():
+        out[size] = d / f"devices-{size}.csv"
+        pcsv.write_csv(t, out[size])
+    return out
+
+
+@pytest.fixture(scope="module")
+def checked_inputs(parquet_files, csv_files, env, tmp_path_factory):
+    """``{(format, size): path}``, once each process has written gpuclass's answer for each."""
     d = tmp_path_factory.mktemp("answers")
-    for size, src in parquet_files.items():
+    inputs = {("parquet", size): src for size, src in parquet_files.items()}
+    inputs.update({("csv", size): src for size, src in csv_files.items()})
+    for (fmt, size), src in inputs.items():
         outs = {}
         for who in WHOLE:
-            outs[who] = d / f"{who}-{size}.parquet"
+            outs[who] = d / f"{who}-{fmt}-{size}.parquet"
             _run(_argv(who, src, outs[who]), env)
         ours = pq.read_table(outs["gpuclass"])
         for who in WHOLE[1:]:
-            assert_same(ours, pq.read_table(outs[who]), f"{who} on {size}.parquet")
-    return parquet_files
+            assert_same(ours, pq.read_table(outs[who]), f"{who} on {size}.{fmt}")
+    return inputs
 
 
 def _whole_rounds(size, quick):
     return 5 if quick or size == "1M" else 3
 
 
+FORMAT_GOALS = {"parquet": GOALS, "csv": {}}  # CSV: recorded
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
 @pytest.mark.parametrize("size", ["1M", "10M"])
-def test_engines_parquet_gpuclass(benchmark, checked_parquet, env, tmp_path, size, quick):
+def test_engines_whole_gpuclass(benchmark, checked_inputs, env, tmp_path, size, fmt, quick):
     """``gpuclass audit``; before each round DuckDB's and polars' processes run once, timed
     here (interleaved)."""
-    src = checked_parquet[size]
-    benchmark.group = f"engines parquet {size}"
+    src = checked_inputs[fmt, size]
+    benchmark.group = f"engines {fmt} {size}"
     benchmark.extra_info["role"] = "gpuclass"
     times = {who: [] for who in WHOLE}
 
@@ -320,16 +345,20 @@ def test_engines_parquet_gpuclass(benchmark, checked_parquet, env, tmp_path, siz
 
     benchmark.pedantic(timed, args=("gpuclass",), setup=lambda: [timed(w) for w in WHOLE[1:]] and None,
                        rounds=_whole_rounds(size, quick), iterations=1, warmup_rounds=1)
-    _interleaved(benchmark, times, GOALS)
+    _interleaved(benchmark, times, FORMAT_GOALS[fmt])
     benchmark.extra_info["peak_rss_mib"] = _peak_rss_mib(_argv("gpuclass", src, tmp_path / "g.parquet"), env)
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "polars"])
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
 @pytest.mark.parametrize("size", ["1M", "10M"])
-def test_engines_parquet_baseline(benchmark, checked_parquet, env, tmp_path, size, engine, quick):
-    src = checked_parquet[size]
-    benchmark.group = f"engines parquet {size}"
-    benchmark.extra_info.update(role="baseline", goal=GOALS[engine])
+def test_engines_whole_baseline(benchmark, checked_inputs, env, tmp_path, size, fmt, engine, quick):
+    src = checked_inputs[fmt, size]
+    benchmark.group = f"engines {fmt} {size}"
+    benchmark.extra_info["role"] = "baseline"
+    goal = FORMAT_GOALS[fmt].get(engine)
+    if goal is not None:
+        benchmark.extra_info["goal"] = goal
     argv = _argv(engine, src, tmp_path / "out.parquet")
     benchmark.pedantic(_run, args=(argv, env), rounds=max(2, _whole_rounds(size, quick) - 2),
                        iterations=1, warmup_rounds=1)

@@ -34,4 +34,5 @@ include "_native/keyindex.pxi"
 include "_native/rollup.pxi"
 include "_native/sysfs.pxi"
 include "_native/parquet.pxi"
+include "_native/csv.pxi"
 include "_native/audit.pxi"  # and the matcher (match.pxi), which audit.pxi includes: it classifies with it

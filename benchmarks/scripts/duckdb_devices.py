@@ -7,7 +7,11 @@ DuckDB runs on all cores (its default).  The columns are gpuclass's per-server c
 under the default policy that this query computes too (not ``row``, ``problems``,
 ``conflicts`` or ``invalid_rows``: with well-formed hex IDs no row is invalid).
 
-Usage: python duckdb_devices.py DEVICES.parquet OUT.parquet
+A CSV device table (a path ending in ``.csv``) is read as a DuckDB user reads one whose
+IDs are hex text: ``read_csv(..., header = true, all_varchar = true)`` (type detection
+would read a class such as ``0300`` as the number 300), the same query over it.
+
+Usage: python duckdb_devices.py DEVICES.parquet|DEVICES.csv OUT.parquet
 """
 
 import sys
@@ -40,4 +44,5 @@ if __name__ == "__main__":
     import duckdb
 
     src, out = sys.argv[1], sys.argv[2]
-    duckdb.sql(f"COPY ({query(f'read_parquet({src!r})')}) TO {out!r} (FORMAT parquet)")
+    scan = f"read_csv({src!r}, header = true, all_varchar = true)" if src.endswith(".csv") else f"read_parquet({src!r})"
+    duckdb.sql(f"COPY ({query(scan)}) TO {out!r} (FORMAT parquet)")

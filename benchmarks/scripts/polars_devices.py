@@ -6,7 +6,11 @@ filtered ``sum`` in one ``group_by().agg()``, and ``sink_parquet`` (the streamin
 writing the result.  polars runs on all cores (its default).  The columns are gpuclass's
 per-server columns under the default policy that this plan computes too.
 
-Usage: python polars_devices.py DEVICES.parquet OUT.parquet
+A CSV device table (a path ending in ``.csv``) is scanned with every column as text
+(``scan_csv(..., infer_schema=False)``: the IDs are hex text, and inference would read a
+class such as ``0300`` as the number 300), the same plan over it.
+
+Usage: python polars_devices.py DEVICES.parquet|DEVICES.csv OUT.parquet
 """
 
 import sys
@@ -37,4 +41,6 @@ def plan(lf: "pl.LazyFrame") -> "pl.LazyFrame":
 
 
 if __name__ == "__main__":
-    plan(pl.scan_parquet(sys.argv[1])).sink_parquet(sys.argv[2])
+    src = sys.argv[1]
+    scan = pl.scan_csv(src, infer_schema=False) if src.endswith(".csv") else pl.scan_parquet(src)
+    plan(scan).sink_parquet(sys.argv[2])

@@ -221,3 +221,10 @@ cdef extern from "gpuclass_parquet.h":
                                  uint8_t* index) noexcept nogil
     void gpuclass_pq_text_bounds(const uint8_t* data, const int64_t* starts, int64_t n, int64_t* lo,
                                  int64_t* hi) noexcept nogil
+
+
+cdef extern from "gpuclass_csv.h":
+    int64_t gpuclass_csv_split(const uint8_t* text, int64_t n, int64_t pos, int32_t width,
+                               const int32_t* slot, int32_t k, int64_t limit, int64_t room,
+                               int32_t* offsets, uint8_t* data, int64_t cap, int64_t* span,
+                               int64_t* end) noexcept nogil

@@ -12,6 +12,7 @@ not built (see :mod:`gpuclass._native`).
 from __future__ import annotations
 
 from .audit_py import KeySet, audit_rows, key_hashes, parse_id_cells
+from .csv_py import csv_cells
 from .keyindex_py import KeyIndex
 from .match_py import match_devices
 from .parquet_py import parquet_delta, parquet_dictionary, parquet_hybrid, parquet_text_bounds
@@ -21,6 +22,7 @@ from .sysfs_py import read_devices
 
 __all__ = ["IS_COMPILED", "scan_pci_ids", "parse_pci_ids", "KeyIndex", "match_devices", "rollup",
            "read_devices", "audit_rows", "parse_id_cells", "key_hashes", "KeySet",
-           "merge_runs", "parquet_dictionary", "parquet_hybrid", "parquet_delta", "parquet_text_bounds"]
+           "merge_runs", "parquet_dictionary", "parquet_hybrid", "parquet_delta", "parquet_text_bounds",
+           "csv_cells"]
 
 IS_COMPILED = False

@@ -45,12 +45,12 @@ if TYPE_CHECKING:
 
 from ..errors import InputError, NotAFileError, SourceError
 from ..inputs import LIMITS, open_input
-from .ingest.columns import TEXT_COLUMNS, is_device_header, pick_column
+from .ingest.columns import TEXT_COLUMNS, field_names, is_device_header, pick_column
 from .ingest.compressed import Bounded, Limits, archive_kind, compression_of, decompress
 from ..compression import plain_name
 from .ingest.kinds import HEAD, KINDS, SKIP_REASONS, read_kind_head, sniff
 from .ingest.records import iter_feed, iter_ndjson
-from .ingest.streams import Prefixed, read_at_most, read_head, rewound
+from .ingest.streams import Prefixed, prefetch, read_at_most, read_head, rewound
 from .ingest.text import Reader
 from .engine import Unsettled
 from .results.listing import ReportBatch
@@ -168,21 +168,25 @@ def _parquet_chunks(ctx: _Context, fh: IO[bytes], head: bytes, name: str) -> Ite
             raise SourceError(name, None, f"larger than {_MEMBER_LIMIT} bytes (the limit for a "
                                           "Parquet member that cannot be read in place)")
         source = io.BytesIO(data)
-    from .ingest.columns import field_names
     from .ingest.parquet import parquet_batches
-    from .ingest.streams import prefetch
 
     # the first batch is read while the engine's modules (numpy among them) are imported
-    batches = prefetch(parquet_batches(source, ctx.server_column, name))
+    yield from _device_chunks(ctx, prefetch(parquet_batches(source, ctx.server_column, name)), name)
+
+
+def _device_chunks(ctx: _Context, batches: Any, name: str) -> Iterator[Any]:
+    """A device table's batches (a prefetch, closed here; record batches or ``(batch, fields,
+    errors)``) through the one engine: servers as they settle (``ctx.settled``), then the rest."""
     try:
         from .engine.devices import DeviceEngine
 
         engine = DeviceEngine(ctx.compiled())
         fields = None
-        for batch in batches:
+        for item in batches:
+            batch, given, errors = item if isinstance(item, tuple) else (item, None, None)
             if fields is None:
-                fields = field_names(batch.schema.names, ctx.server_column)
-            engine.add(batch, fields)
+                fields = given or field_names(batch.schema.names, ctx.server_column)
+            engine.add(batch, fields, errors)
             if ctx.settled:
                 done = engine.settled(name)
                 if done is not None:
@@ -204,13 +208,9 @@ def _csv_chunks(ctx: _Context, reader: Reader, name: str, kind: str) -> Iterator
         raise SourceError(name, 1, f"unreadable CSV header: {header.problem}")
     check_header(header, name)
     if kind == "table-csv" or is_device_header(header):
-        from .engine.devices import DeviceEngine
-
         table.one_line = True  # IDs and server names never span lines: a quote is stray
-        engine = DeviceEngine(ctx.compiled())
-        for batch, fields, errors in device_batches(rows, header, ctx.server_column, name):
-            engine.add(batch, fields, errors)
-        yield engine.result(name)
+        # the text is read, decoded and split on a thread while the engine audits (a prefetch)
+        yield from _device_chunks(ctx, prefetch(device_batches(table, header, ctx.server_column, name)), name)
     else:
         yield from ctx.text_auditor().batches(iter_text_csv(rows, header, name, ctx.text_column,
                                                             ctx.server_column))
@@ -353,7 +353,7 @@ class AuditRun:
     def chunks(self, settled: bool = False) -> Iterator[Any]:
         """The run as it comes, in input order: :mod:`gpuclass.audit.results` chunks.
 
-        ``settled``: a Parquet device table's servers in several chunks, each given out
+        ``settled``: a device table's servers (Parquet or CSV) in several chunks, each given out
         once no later row can add to it (while the file's server keys rise), rather than
         one chunk at the table's end; a run that finds a key that no longer rises after
         it gave servers out raises :class:`~gpuclass.audit.engine.Unsettled`, and

@@ -1,5 +1,5 @@
-"""Servers given out as they settle: a sorted device table's Parquet output written while the
-table is still read (DeviceEngine.settled, AuditRun.chunks(settled=True), the Parquet sink's
+"""Servers given out as they settle: a sorted device table's (Parquet or CSV) Parquet output
+written while the table is still read (DeviceEngine.settled, AuditRun.chunks(settled=True), the Parquet sink's
 writer thread) is the output of the one-chunk audit, byte for byte in its values, whatever
 the order of the rows, the batch size, the row groups and the output (a path or a file);
 a table whose keys stop rising after servers were given out is written again from its
@@ -7,6 +7,7 @@ start, and its totals counted once."""
 
 from __future__ import annotations
 
+import csv
 import io
 import random
 
@@ -20,7 +21,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 from gpuclass.audit import audit_paths, audit_table, write_reports  # noqa: E402
 from gpuclass.audit.engine import Unsettled  # noqa: E402
 from gpuclass.audit.engine.devices import DeviceEngine  # noqa: E402
-from gpuclass.audit.ingest import parquet as parquet_module  # noqa: E402
+from gpuclass.audit.ingest import columns as columns_module, parquet as parquet_module  # noqa: E402
 from gpuclass.audit.ingest.columns import field_names  # noqa: E402
 from gpuclass.audit.results.reports import AuditSummary  # noqa: E402
 from gpuclass.audit.sinks import chunks_of, parquet as sink_module  # noqa: E402
@@ -65,10 +66,15 @@ def _one_chunk(path, out):
     return summary
 
 
-def _written(tmp_path, rows, row_group, batch, monkeypatch, out_kind="path"):
+def _written(tmp_path, rows, row_group, batch, monkeypatch, out_kind="path", fmt="parquet"):
     monkeypatch.setattr(parquet_module, "_BATCH_ROWS", batch)
-    path = tmp_path / "devices.parquet"
-    pq.write_table(_table(rows), path, row_group_size=row_group)
+    monkeypatch.setattr(columns_module, "BATCH_ROWS", batch)
+    path = tmp_path / f"devices.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(_table(rows), path, row_group_size=row_group)
+    else:  # a missing cell is an empty one
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows([FIELDS, *rows])
     ref = tmp_path / "one-chunk.parquet"
     want_summary = _one_chunk(path, ref)
     if out_kind == "path":
@@ -95,14 +101,15 @@ def _count_chunks(monkeypatch):
     return seen
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
 @pytest.mark.parametrize("order", ["sorted", "breaks", "nameless", "shuffled"])
 @pytest.mark.parametrize("seed", range(6))
-def test_settled_output_is_the_one_chunk_output(tmp_path, monkeypatch, order, seed):
+def test_settled_output_is_the_one_chunk_output(tmp_path, monkeypatch, order, seed, fmt):
     rng = random.Random(seed)
     rows = _rows(rng, rng.randint(1, 300), order)
     got, want, summary, want_summary = _written(tmp_path, rows, rng.choice([1, 7, 64, 1000]),
                                                 rng.choice([1, 5, 33, 1 << 18]), monkeypatch,
-                                                rng.choice(["path", "file"]))
+                                                rng.choice(["path", "file"]), fmt)
     assert got.equals(want)
     assert vars(summary) == vars(want_summary)  # totals counted once, restarted or not
 
@@ -140,12 +147,13 @@ def test_settled_tables_then_the_result_are_the_result_alone(data):
     assert got.equals(want)
 
 
-def test_a_sorted_table_is_written_in_several_chunks_as_it_settles(tmp_path, monkeypatch):
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_a_sorted_table_is_written_in_several_chunks_as_it_settles(tmp_path, monkeypatch, fmt):
     """A sorted table read in batches reaches the sink a batch's servers at a time, where
     the one-chunk reference is one chunk."""
     rows = _rows(random.Random(1), 400, "sorted")
     seen = _count_chunks(monkeypatch)
-    got, want, _, _ = _written(tmp_path, rows, 100, 100, monkeypatch)
+    got, want, _, _ = _written(tmp_path, rows, 100, 100, monkeypatch, fmt=fmt)
     assert got.equals(want)
     assert seen[0] == 1 and seen[1] > 3  # the reference, then the settled run
 

@@ -17,9 +17,7 @@ import csv
 import re
 from collections.abc import Iterator, Sequence
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 from ...errors import InputError
 from ..results.columns import PASSTHROUGH
@@ -45,6 +43,7 @@ class BadCsvRow(list):
 
 
 _QUOTE_OR_COMMA = re.compile(r'[",]')
+_SPANS = object()  # CsvRows.line_row: a quote that may open a field over several lines
 _MAX_SPAN_LINES = 10_000   # a quoted field may run over this many lines, no more
 _MAX_SPAN_CHARS = 16 << 20  # ... and this many characters (held to be read back as rows)
 
@@ -105,19 +104,13 @@ class CsvRows:
             if got is None:
                 return
             at, line = got
-            if isinstance(line, LongLine):  # past the limit on a record: read past, not held
-                yield BadCsvRow(f"line {at}: a line of {line.size} characters, longer than the "
-                                f"limit on one record ({MAX_RECORD})", _salvage(line, self.width))
+            row = self.line_row(at, line)
+            if row is None:
                 continue
-            quotes = line.count('"')
-            if quotes % 2 == 0:
-                if line.strip():  # a blank line is no row (as the csv module's DictReader has it)
-                    yield self._row(line, at)
+            if row is not _SPANS:
+                yield row
                 continue
-            if self.one_line:
-                yield self._stray(at, line)
-                continue
-            parts, size = [line], len(line)
+            parts, size, quotes = [line], len(line), line.count('"')
             extra: list[tuple[int, str]] = []
             while quotes % 2 and len(extra) < _MAX_SPAN_LINES and size < _MAX_SPAN_CHARS:
                 nxt = self._next_line()
@@ -137,6 +130,28 @@ class CsvRows:
                     continue
             self.pending.extend(reversed(extra))
             yield self._stray(at, line)
+
+    def line_row(self, at: int, line: str) -> Any:
+        """The row of line ``at`` read alone: its cells, a :class:`BadCsvRow`, None for a
+        blank line, or ``_SPANS`` for a line whose quote may open a field that goes on
+        over the next lines (never where ``one_line`` is set)."""
+        if isinstance(line, LongLine):  # past the limit on a record: read past, not held
+            return BadCsvRow(f"line {at}: a line of {line.size} characters, longer than the "
+                             f"limit on one record ({MAX_RECORD})", _salvage(line, self.width))
+        if line.count('"') % 2 == 0:
+            # a blank line is no row (as the csv module's DictReader has it)
+            return self._row(line, at) if line.strip() else None
+        return self._stray(at, line) if self.one_line else _SPANS
+
+    def rest(self) -> Iterator[tuple[int, str]]:
+        """What is left to read: ``(line number, line)`` for each line read ahead, then
+        ``(0, piece)`` for each piece of whole lines
+        (:meth:`~gpuclass.audit.ingest.text.Reader.pieces`), whose lines are numbered on
+        from :attr:`lineno` as it was when this began."""
+        while self.pending:
+            yield self.pending.pop()
+        for piece in self.lines.rest():
+            yield 0, piece
 
     def _row(self, record: str, at: int) -> list[str]:
         try:
@@ -211,35 +226,103 @@ def iter_text_csv(rows: Iterator[list[str]], header: list[str], source: str, tex
         yield row, source, rec, None
 
 
-def device_batches(rows: Iterator[list[str]], header: list[str], server_column: str | None,
-                   where: str | None = None) -> Iterator[tuple[Any, dict[str, str | None], dict[int, str]]]:
-    """The rows of a device-table CSV as ``(record batch, fields, errors)``: the device
-    columns as text, ``fields`` the column of each device field,
-    ``errors`` the rows that could not be read (a stray quote, a wrong number of fields),
-    whose ID cells are left missing and whose server cell is kept where the row has one."""
-    import itertools
+def _device_row(cells: list[str], k: int, width: int, idx: dict[str, int | None], present: list[str],
+                cols: dict[str, list[str | None]], errors: dict[int, str]) -> None:
+    """Row ``k`` of a batch read by the csv module: its cells (missing past the row's end)
+    added to ``cols``; a bad row's ID cells missing, its problem in ``errors``."""
+    if isinstance(cells, BadCsvRow):
+        errors[k] = cells.problem
+    elif len(cells) != width:
+        errors[k] = f"expected {width} fields, got {len(cells)}"
+    for f in present:
+        i = idx[f]
+        assert i is not None
+        cell = cells[i] if i < len(cells) else None
+        cols[f].append(None if k in errors and f != "server" else cell)
 
+
+def device_batches(table: CsvRows, header: list[str], server_column: str | None,
+                   where: str | None = None) -> Iterator[tuple[Any, dict[str, str | None], dict[int, str]]]:
+    """The rows of a device-table CSV after its header (``table``, with ``one_line`` set)
+    as ``(record batch, fields, errors)`` of :data:`~.columns.BATCH_ROWS` rows (the last
+    fewer): the device columns as text, ``fields`` the column of each device field,
+    ``errors`` the rows that could not be read (a stray quote, a wrong number of fields),
+    whose ID cells are left missing and whose server cell is kept where the row has one.
+
+    The core splits the plain lines (the native ``csv_cells``: cells as the csv module
+    reads them, copied as they lie in the text), a piece of the text at a time; a line it
+    does not take (quotes inside a cell, a bare carriage return, a blank line, a row of
+    another width ...) is read by :meth:`CsvRows.line_row`, as every line was before.
+    ``tests/audit/test_csv_cells.py`` holds the batches equal to the csv module's rows."""
     import pyarrow as pa
+
+    from ..._native import core
 
     idx = device_columns(header, server_column, where)
     present = [f for f in DEVICE_FIELDS if idx[f] is not None]
     fields = {f: (f if f in present else None) for f in DEVICE_FIELDS}
-    width = len(header)
-    it = enumerate(rows)
-    while True:
-        part = list(itertools.islice(it, columns.BATCH_ROWS))
-        if not part:
-            return
-        cols: dict[str, list[str | None]] = {f: [] for f in present}
-        errors: dict[int, str] = {}
-        for k, (_, cells) in enumerate(part):
-            if isinstance(cells, BadCsvRow):
-                errors[k] = cells.problem
-            elif len(cells) != width:
-                errors[k] = f"expected {width} fields, got {len(cells)}"
+    want = [idx[f] for f in present]
+    width, full = len(header), columns.BATCH_ROWS
+    limit = csv.field_size_limit()
+    parts: dict[str, list[Any]] = {f: [] for f in present}  # the batch's arrays so far
+    cols: dict[str, list[str | None]] = {f: [] for f in present}  # its rows read by the csv module
+    errors: dict[int, str] = {}
+    n = 0
+
+    def flush() -> None:
+        if cols[present[0]] or not parts[present[0]]:
             for f in present:
-                i = idx[f]
-                cell = cells[i] if i < len(cells) else None
-                cols[f].append(None if k in errors and f != "server" else cell)
-        yield (pa.record_batch([pa.array(cols[f], pa.string()) for f in present], names=present),
-               fields, errors)
+                parts[f].append(pa.array(cols[f], pa.string()))
+                cols[f] = []
+
+    def batch() -> tuple[Any, dict[str, str | None], dict[int, str]]:
+        nonlocal errors, n
+        flush()
+        arrays = [p[0] if len(p) == 1 else pa.concat_arrays(p) for p in parts.values()]
+        for p in parts.values():
+            p.clear()
+        out, errors, n = (pa.record_batch(arrays, names=present), fields, errors), {}, 0
+        return out
+
+    def one(at: int, line: str) -> bool:
+        """Line ``at`` read by the csv module; whether the batch is full."""
+        nonlocal n
+        row = table.line_row(at, line)
+        if row is None:
+            return False
+        _device_row(row, n, width, idx, present, cols, errors)
+        n += 1
+        return n == full
+
+    last = table.lineno  # the number of the last line taken from the text
+    for at, piece in table.rest():
+        if at or isinstance(piece, LongLine):  # a line read ahead, or one too long
+            if not at:
+                last += 1
+            if one(at or last, piece):
+                yield batch()
+            continue
+        data = piece.encode()
+        pos, size = 0, len(data)
+        while pos < size:
+            room = full - n
+            rows, pos, got = core.csv_cells(data, pos, width, want, limit, room)
+            if rows:
+                if cols[present[0]]:
+                    flush()
+                for f, (offsets, cells) in zip(present, got):
+                    parts[f].append(pa.Array.from_buffers(pa.string(), rows, [
+                        None, pa.py_buffer(offsets), pa.py_buffer(cells)]))
+                n += rows
+                last += rows
+            if n == full:
+                yield batch()
+            if pos >= size or rows == room:
+                continue
+            end = data.find(b"\n", pos) + 1 or size  # a line the core did not take
+            last += 1
+            if one(last, data[pos:end].decode()):
+                yield batch()
+            pos = end
+    if n:
+        yield batch()

@@ -17,7 +17,7 @@ import gpuclass._native as native
 from gpuclass._native import twin
 from gpuclass.audit.ingest import columns, text
 from gpuclass.audit.ingest.csv import BadCsvRow, CsvRows, _device_row, device_batches
-from gpuclass.audit.ingest.text import Reader
+from gpuclass.audit.ingest.text import Lines, Reader
 from gpuclass.errors import InputError
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -113,6 +113,31 @@ def test_a_plain_table_is_split_by_the_core_alone(kernel, monkeypatch):
     cols, errors, _ = batched(HEADER + rows)
     assert calls == [1] and errors == {}  # the header alone
     assert cols["device"] == ["2bb5"] * 1000 and cols["server"][999] == "srv999"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.lists(st.sampled_from(["a", "bb", "\n", "\n\n", "\r", "é", "\u2028", "\xff", "ccccccc"]), max_size=60)
+       .map(lambda p: "".join(p).encode("utf-8").replace(b"\xc3\xbf", b"\xff")),
+       read_size=st.sampled_from([1, 2, 3, 7, 64]), cap=st.sampled_from([None, 1, 3, 5, 10]))
+def test_pieces_and_lines_are_the_text_cut_at_line_ends(monkeypatch, raw, read_size, cap):
+    """Reader.lines: the decoded text cut after each ``\n``, a line over the cap a
+    LongLine, whatever the read size; Reader.pieces: whole lines each (a LongLine alone),
+    the same lines once cut."""
+    monkeypatch.setattr(text, "READ_SIZE", read_size)
+    decoded = raw.decode("utf-8-sig", errors="replace")
+    want = [line for line in decoded.split("\n")]
+    want = [w + "\n" for w in want[:-1]] + ([want[-1]] if want[-1] else [])
+    limit = text.MAX_RECORD if cap is None else cap
+    got = list(Reader(io.BytesIO(raw)).lines(cap))
+    assert [str(g) if len(w) <= limit else w for g, w in zip(got, want)] == want
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert isinstance(g, text.LongLine) == (len(w) > limit)
+        if isinstance(g, text.LongLine):  # its size, and its start as far as read when it passed the cap
+            assert g.size == len(w) and w.startswith(str(g)) and 0 < len(str(g)) <= 200
+    pieces = list(Reader(io.BytesIO(raw)).pieces(cap))
+    assert all(p.endswith("\n") for p in pieces[:-1] if not isinstance(p, text.LongLine))
+    assert [q for p in pieces for q in (list(Lines(iter([p]))) if not isinstance(p, text.LongLine) else [p])] == got
 
 
 # -- the kernel pair --------------------------------------------------------------------

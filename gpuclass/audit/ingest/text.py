@@ -52,8 +52,8 @@ class Reader:
     def lines(self, limit: int | None = None) -> Lines:
         """Lines with their ``\n`` (the csv module needs it inside quoted fields).  A line
         longer than ``limit`` characters (default :data:`MAX_RECORD`) comes as a
-        :class:`LongLine`: memory stays bounded by the limit, and each character is
-        copied once (an unfinished line is kept in pieces, not copied on every read)."""
+        :class:`LongLine`: memory stays bounded by the limit (an unfinished line is kept
+        in pieces, not copied again on every read)."""
         return Lines(self.pieces(limit))
 
     def pieces(self, limit: int | None = None) -> Iterator[str]:

@@ -117,14 +117,17 @@ def tables(quick):
     return {"1M": small, "10M": pa.concat_tables(copies).combine_chunks()}
 
 
+def _files(tables, d, suffix, write):
+    """``{size: path}``: each table written by ``write(table, path)`` to ``devices-SIZE.SUFFIX``."""
+    out = {size: d / f"devices-{size}.{suffix}" for size in tables}
+    for size, t in tables.items():
+        write(t, out[size])
+    return out
+
+
 @pytest.fixture(scope="module")
 def parquet_files(tables, tmp_path_factory):
-    d = tmp_path_factory.mktemp("engines")
-    out = {}
-    for size, t in tables.items():
-        out[size] = d / f"devices-{size}.parquet"
-        pq.write_table(t, out[size])
-    return out
+    return _files(tables, tmp_path_factory.mktemp("engines"), "parquet", pq.write_table)
 
 
 # -- in process ----------------------------------------------------------------------------
@@ -295,12 +298,7 @@ def csv_files(tables, tmp_path_factory):
     """The same tables as CSV, every cell quoted (as pyarrow's and many exports write it)."""
     import pyarrow.csv as pcsv
 
-    d = tmp_path_factory.mktemp("engines-csv")
-    out = {}
-    for size, t in tables.items():
-        out[size] = d / f"devices-{size}.csv"
-        pcsv.write_csv(t, out[size])
-    return out
+    return _files(tables, tmp_path_factory.mktemp("engines-csv"), "csv", pcsv.write_csv)
 
 
 @pytest.fixture(scope="module")

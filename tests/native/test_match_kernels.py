@@ -225,3 +225,12 @@ def test_rollup_refuses_what_int32_cannot_hold(core):
         core.rollup(status, np.zeros(n, np.int16), np.full(n, 0xFFFF, np.uint16), None, 1)
     with pytest.raises(InputError, match="card: value 5 at index 1"):
         core.rollup(status[:3], np.array([0, 5, 0], np.int16), np.zeros(3, np.uint16), None, 1, 3)
+
+
+def test_empty_lists_are_empty_inputs_in_every_argument(core):
+    """No devices given as plain empty lists (numpy makes ``[]`` a float array): an empty
+    answer, the subsystem mask and flags included, never a dtype error."""
+    got = core.match_devices(_tables(), [], [], [], [], [], has_subsystem=[], flags=[])
+    assert [len(a) for a in got] == [0, 0, 0]
+    with pytest.raises(InputError, match="has_subsystem: expected a boolean mask"):
+        core.match_devices(_tables(), [NV], [0x27B0], [0], [0], [0x030000], has_subsystem=[0.5])

@@ -247,7 +247,8 @@ def prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
             if m.ndim != 1:
                 raise InputError(f"has_subsystem: expected a 1-D array, got shape {m.shape}")
             if m.dtype != np.bool_:
-                if m.dtype.kind not in "iu" or (m.size and not bool(np.all((m == 0) | (m == 1)))):
+                # an empty list is an empty mask (numpy gives it a float dtype)
+                if m.size and (m.dtype.kind not in "iu" or not bool(np.all((m == 0) | (m == 1)))):
                     raise InputError(f"has_subsystem: expected a boolean mask, got dtype {m.dtype}")
                 m = m.astype(np.bool_)
             _same_length(m, n, "has_subsystem")

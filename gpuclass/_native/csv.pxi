@@ -16,8 +16,9 @@ def csv_cells(text, Py_ssize_t pos, int width, wanted, int64_t limit, int64_t ro
     cdef const uint8_t[::1] t = view
     cdef int32_t k = want.shape[0]
     cdef int64_t n = t.shape[0], rows, end = pos, cap = n - pos + 16
+    room = min(room, n - pos)  # a plain line takes a byte at least: no more rows than bytes
     slot = np.full(width, -1, np.int32)
-    slot[want] = np.arange(k, dtype=np.int32)  # a cell wanted twice goes to its last column
+    slot[want] = np.arange(k, dtype=np.int32)  # each wanted once (the contract checks)
     offsets = np.empty((k, room + 1), np.int32)
     data = np.empty((k, cap), np.uint8)
     span = np.zeros(2 * k + 2, np.int64)

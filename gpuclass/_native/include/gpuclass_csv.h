@@ -32,8 +32,8 @@ static inline uint8_t gpuclass_csv_class(uint8_t c) {
     return 0;
 }
 
-/* A cell copied: 16 bytes at a time where the text has them to read (the output has 16
- * bytes of room past its cells), else byte by byte. */
+/* A cell copied: a short one as 16 bytes in one move where the text has them to read (the
+ * output has 16 bytes of room past its cells), else as its own length. */
 static inline void gpuclass_csv_put(const uint8_t* text, int64_t n, int64_t a, int64_t b, uint8_t* out) {
     int64_t len = b - a;
     if (len <= 16 && a + 16 <= n) {

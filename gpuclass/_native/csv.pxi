@@ -3,6 +3,8 @@
 # include/gpuclass_csv.h: a device table's lines scanned without the GIL, for
 # gpuclass.audit.ingest.csv.
 
+from libc.stdlib cimport malloc
+
 from gpuclass._native.contract import csv as _CSV
 
 
@@ -19,18 +21,29 @@ def csv_cells(text, Py_ssize_t pos, int width, wanted, int64_t limit, int64_t ro
     room = min(room, n - pos)  # a plain line takes a byte at least: no more rows than bytes
     slot = np.full(width, -1, np.int32)
     slot[want] = np.arange(k, dtype=np.int32)  # each wanted once (the contract checks)
-    offsets = np.empty((k, room + 1), np.int32)
-    data = np.empty((k, cap), np.uint8)
-    span = np.zeros(2 * k + 2, np.int64)
     cdef const uint8_t* p_t = &t[0] if n else NULL
     cdef const int32_t* p_slot = <const int32_t*> cnp.PyArray_DATA(<cnp.ndarray> slot)
-    cdef int32_t* p_o = <int32_t*> data_or_null(offsets)
-    cdef uint8_t* p_d = <uint8_t*> data_or_null(data)
-    cdef int64_t* p_s = <int64_t*> cnp.PyArray_DATA(<cnp.ndarray> span)
-    with nogil:
-        rows = gpuclass_csv_split(p_t, n, pos, width, p_slot, k, limit, room, p_o, p_d, cap, p_s, &end)
-    columns = []
-    for j in range(k):  # exact copies: the room each column had is let go
-        o = offsets[j, :rows + 1]
-        columns.append((o.copy(), data[j, :o[rows]].copy()))
+    cdef int64_t* p_s = <int64_t*> malloc((2 * k + 2) * sizeof(int64_t))
+    # the room each column may need, on the C heap (reused by the next call, where numpy's
+    # large arrays would ask for fresh huge pages); exact copies are returned
+    cdef int32_t* p_o = <int32_t*> malloc(max(k, 1) * (room + 1) * sizeof(int32_t))
+    cdef uint8_t* p_d = <uint8_t*> malloc(max(k, 1) * cap)
+    cdef int32_t j
+    try:
+        if p_s == NULL or p_o == NULL or p_d == NULL:
+            raise MemoryError()
+        with nogil:
+            rows = gpuclass_csv_split(p_t, n, pos, width, p_slot, k, limit, room, p_o, p_d, cap, p_s, &end)
+        columns = []
+        for j in range(k):
+            offsets = np.empty(rows + 1, np.int32)
+            memcpy(cnp.PyArray_DATA(<cnp.ndarray> offsets), p_o + j * (room + 1), (rows + 1) * sizeof(int32_t))
+            data = np.empty(p_o[j * (room + 1) + rows], np.uint8)
+            if data.shape[0]:
+                memcpy(cnp.PyArray_DATA(<cnp.ndarray> data), p_d + j * cap, data.shape[0])
+            columns.append((offsets, data))
+    finally:
+        free(p_s)
+        free(p_o)
+        free(p_d)
     return int(rows), int(end), columns

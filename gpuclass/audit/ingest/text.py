@@ -67,7 +67,7 @@ class Reader:
         while not self.eof:
             chunk = self.read()
             start = 0
-            if parts or long is not None or size:
+            if size:  # a line left unfinished by the chunks before
                 end = chunk.find("\n")
                 if end >= 0:  # the unfinished line ends in this chunk
                     total = size + end + 1

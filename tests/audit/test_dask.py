@@ -241,6 +241,36 @@ def test_every_name_hashing_alike_gives_the_exact_answer(monkeypatch):
     _equal_to_local(got, df)
 
 
+@pytest.mark.parametrize("npartitions,split_out,merges", [(1, None, 1), (8, None, 1), (16, None, 1),
+                                                         (17, None, 2), (40, None, 3), (8, 5, 5)])
+def test_the_result_is_the_audited_partitions_then_the_merged_ones(npartitions, split_out, merges):
+    """One merge task for every 16 partitions unless told, and the result's partitions are
+    the graph's own tasks: nothing runs between them and the audit (Dask's ``from_delayed``
+    added two tasks per partition)."""
+    df = _frame(40 * npartitions, seed=npartitions).sample(frac=1, random_state=5).reset_index(drop=True)
+    got = gdask.audit(dd.from_pandas(df, npartitions=npartitions, sort=False), split_out=split_out)
+    assert got.npartitions == npartitions + merges
+    graph = dict(got.__dask_graph__())
+    own = [k for k in graph if str(k[0]).startswith("gpuclass-audit-") and isinstance(k[1], str)]
+    tree = sum(1 for k in own if k[1] in ("combine", "shared"))
+    assert len(own) == npartitions * (merges + 4) + tree + merges
+    # besides: the input's own tasks and one alias naming each of the result's partitions
+    assert len(graph) == npartitions + len(own) + got.npartitions
+    _equal_to_local(got.compute(scheduler="sync"), df)
+
+
+def test_the_result_is_a_dask_dataframe_to_work_on(client, tmp_path):
+    df = _frame(3000, seed=9).sample(frac=1, random_state=6).reset_index(drop=True)
+    got = gdask.audit(dd.from_pandas(df, npartitions=5, sort=False))
+    kept = got.persist()
+    _equal_to_local(kept.compute(), df)
+    assert kept["rows"].sum().compute() == len(df)
+    assert int((got[got["supported_cards"] > 0]["slices"]).sum().compute()) == \
+        int(audit_table(df).table["slices"].to_numpy().sum())
+    got.to_parquet(tmp_path / "out", write_index=False)
+    _equal_to_local(pd.read_parquet(tmp_path / "out"), df)
+
+
 @pytest.mark.parametrize("bad", [0, -2, 2.5, "2"])
 def test_split_out_is_a_whole_number(bad):
     with pytest.raises(InputError, match="split_out"):

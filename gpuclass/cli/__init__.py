@@ -22,7 +22,9 @@ def console() -> int:
 
     pyarrow imports pandas the first time it asks whether an object is a pandas one
     (about 0.2 s, a third of a small Parquet audit's process), though no command hands it
-    one: in the command's own process pyarrow finds no pandas and works without it.
+    one, and imports cloudpickle where it is installed (as Dask installs it: 7 ms, with
+    logging), for pickling, which no command does: in the command's own process pyarrow
+    finds neither (:data:`UNUSED_MODULES`) and works without them.
 
     Two start costs no command needs are turned off where the user has not set them
     (:data:`PROCESS_DEFAULTS`, before anything imports numpy or pydantic): numpy's OpenBLAS
@@ -42,8 +44,8 @@ def console() -> int:
     for name, value in PROCESS_DEFAULTS.items():
         os.environ.setdefault(name, value)  # before anything imports numpy or pydantic
 
-    if "pandas" not in sys.modules:
-        sys.meta_path.insert(0, _NoPandas)
+    if not any(m in sys.modules for m in UNUSED_MODULES):
+        sys.meta_path.insert(0, _Unused)
     gc.set_threshold(50_000, 10, 10)
     from .main import terminate_as_interrupt
 
@@ -60,11 +62,18 @@ PROCESS_DEFAULTS = {"OPENBLAS_NUM_THREADS": "1", "PYDANTIC_DISABLE_PLUGINS": "__
                     "ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 
-class _NoPandas:
-    """A meta path finder for the command's process: pandas is not there to import."""
+# What pyarrow imports where it can, and no command uses (see console): not there to
+# import in the command's process, unless something had loaded one of them before.
+UNUSED_MODULES = ("pandas", "cloudpickle")
+
+
+class _Unused:
+    """A meta path finder for the command's process: :data:`UNUSED_MODULES` are not there
+    to import."""
 
     @staticmethod
     def find_spec(name: str, path: object = None, target: object = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError("the gpuclass command does without pandas", name=name)
+        if name.partition(".")[0] in UNUSED_MODULES:
+            raise ModuleNotFoundError(f"the gpuclass command does without {name.partition('.')[0]}",
+                                      name=name)
         return None

@@ -26,7 +26,6 @@ shows it.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from pathlib import Path
 
@@ -42,6 +41,14 @@ from .names import NameRules
 from .vector import VectorLookups
 
 __all__ = ["PciDatabase", "default_database", "TABLES"]
+
+
+def _sha256(data: bytes) -> str:
+    """SHA-256 of ``data``, hex (``hashlib`` imported here: it loads OpenSSL, 4-5 ms of a
+    command's start that a database found through the cache alias never needs)."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 class _Table:
@@ -116,7 +123,7 @@ class PciDatabase(NameRules, VectorLookups):
     def sha256(self) -> str | None:
         """SHA-256 of the pci.ids text this database was built from."""
         if self._sha256 is None and self._text is not None:
-            self._sha256 = hashlib.sha256(self._text).hexdigest()
+            self._sha256 = _sha256(self._text)
         return self._sha256
 
     # -- construction ---------------------------------------------------------------
@@ -179,7 +186,7 @@ class PciDatabase(NameRules, VectorLookups):
                 db.source = name
                 return db
         data = read_pci_ids(src)
-        digest = hashlib.sha256(data).hexdigest()
+        digest = _sha256(data)
         cpath = cdir / f"pciids-{digest[:32]}.gpcdb"
         db = written = None
         if os.path.lexists(cpath):
@@ -284,7 +291,7 @@ class PciDatabase(NameRules, VectorLookups):
         src = Path(self.source)
         try:
             same = digest is not None and src.is_file() and \
-                hashlib.sha256(read_pci_ids(src)).hexdigest() == digest
+                _sha256(read_pci_ids(src)) == digest
         except PciIdsError:
             same = False
         arrays = None if same else {k: np.array(v) for k, v in self.arrays().items()}

@@ -62,20 +62,21 @@ _CONSOLE = """import sys
 from gpuclass.cli import console
 sys.argv = ["gpuclass", "audit", *sys.argv[1:]]
 code = console()
-print(code, "pandas" in sys.modules and sys.modules["pandas"] is not None)
+print(code, *(m in sys.modules and sys.modules[m] is not None for m in ("pandas", "cloudpickle")))
 """
 
 
 def test_the_command_audits_parquet_without_pandas_and_answers_alike(tmp_path):
-    """pyarrow would import pandas (0.2 s) to ask whether objects are pandas ones: the
-    command's process does without it, with the same output as a process that has it
-    loaded already (as a user's own process may)."""
+    """pyarrow would import pandas (0.2 s) to ask whether objects are pandas ones, and
+    cloudpickle where it is installed: the command's process does without them, with the
+    same output as a process that has them loaded already (as a user's own process may)."""
     import subprocess
     import sys
 
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     pytest.importorskip("pandas")
+    pytest.importorskip("cloudpickle")  # the test extra installs it (with dask)
     from helpers import outside_tree
 
     rows = {"server": ["a", "a", "b", "c", "c"], "vendor": ["10de", "10de", "10de", "8086", "zz"],
@@ -83,13 +84,14 @@ def test_the_command_audits_parquet_without_pandas_and_answers_alike(tmp_path):
     src = tmp_path / "devices.parquet"
     pq.write_table(pa.table(rows), src)
     outs = {}
-    for first in ("", "import pandas"):
+    for first in ("", "import pandas, cloudpickle"):
         out = tmp_path / f"servers{len(first)}.{{}}"
         for fmt in ("parquet", "csv"):
             proc = subprocess.run([sys.executable, "-c", _CONSOLE.format(first=first), str(src), "-o",
                                    str(out).format(fmt)], capture_output=True, text=True, cwd=outside_tree(),
                                   timeout=120)
-            assert proc.stdout.split() == ["1", "True" if first else "False"], proc.stderr
+            assert proc.stdout.split() == ["1", *(["True" if first else "False"] * 2)], proc.stderr
         outs[first] = (pq.read_table(str(out).format("parquet")), (tmp_path / str(out).format("csv")).read_text())
-    assert outs[""][0].equals(outs["import pandas"][0]) and outs[""][1] == outs["import pandas"][1]
+    loaded = outs["import pandas, cloudpickle"]
+    assert outs[""][0].equals(loaded[0]) and outs[""][1] == loaded[1]
     assert outs[""][0]["slices"].to_pylist() == [4, 0, 0]

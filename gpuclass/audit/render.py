@@ -88,18 +88,25 @@ def device_conflicts(compiled: Any, counts: Any) -> dict[int, list[str]]:
     (``counts``: servers x cards), decided once per distinct set of models."""
     import numpy as np
 
+    from .pool import pooled_empty
+
     out: dict[int, list[str]] = {}
     if not counts.size:
         return out
     # the models each server holds, counted a card column at a time (``counts`` may be a
     # cards x servers block seen transposed: each column is then one contiguous row); a
-    # count saturates at 2, all the test below needs
-    several = np.zeros(counts.shape[0], np.uint8)
+    # count saturates at 2, all the test below needs.  Two arrays in all, from the pool: a
+    # temporary per card column was a fresh mapping each (a Dask worker's glibc maps and
+    # unmaps every large block)
+    several = pooled_empty(counts.shape[0], np.uint8)
+    several.fill(0)
+    held = pooled_empty(counts.shape[0], np.bool_)
     for c in range(counts.shape[1]):
-        several += counts[:, c] > 0
+        np.greater(counts[:, c], 0, out=held)
+        np.add(several, held, out=several)
         np.minimum(several, 2, out=several)
     decided: dict[tuple[int, ...], list[str]] = {}
-    for g in np.flatnonzero(several > 1).tolist():
+    for g in np.flatnonzero(np.greater(several, 1, out=held)).tolist():
         models = tuple(np.flatnonzero(counts[g] > 0).tolist())
         found = decided.get(models)
         if found is None:

@@ -163,7 +163,9 @@ def audit_batches(items: Any, fields: dict[str, str | None], compiled: Any, firs
                 if text is None:
                     text = problem_text(code, cell_text(cols[1 + code // 4], r))
                 problems.append((run, base + r, text))
-        uns_run.append(np.searchsorted(starts, runs.unsupported_rows, side="right") - 1 + run_base)
+        uns_of = np.searchsorted(starts, runs.unsupported_rows, side="right")
+        uns_of += run_base - 1  # in place: a Dask worker maps each large temporary afresh
+        uns_run.append(uns_of)
         uns_ids.append(runs.unsupported_ids)
         base += n
         run_base += len(starts) - 1

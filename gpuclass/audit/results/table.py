@@ -94,13 +94,13 @@ class AuditTable:
             _fill_block(block, base, p.totals, p.counts)
         if len(parts) == 1:
             rows = parts[0].rows.astype(np.int64, copy=False)
-            first = np.add(parts[0].first, 1, dtype=np.int64)
+            first = np.add(parts[0].first, 1, out=pooled_empty(n, np.int64), casting="unsafe")
         else:
             rows, first = pooled_empty(n, np.int64), pooled_empty(n, np.int64)
             for p, lo, hi in zip(parts, bases, bases[1:]):
                 rows[lo:hi] = p.rows
                 np.add(p.first, 1, out=first[lo:hi], casting="unsafe")
-        columns = {"server": keys, "gpu_capable": af.from_numpy(block[0] > 0)}
+        columns = {"server": keys, "gpu_capable": af.from_numpy(np.greater(block[0], 0, out=pooled_empty(n, np.bool_)))}
         for name, values in zip(names, block):
             columns[name] = af.from_numpy(values)
         columns["rows"] = af.from_numpy(rows)

@@ -64,6 +64,7 @@ from .overlaps import resolve
 from .quantity import MEMORY_TOKENS, quantity
 
 _SEP = chr(RS)
+_ZWSP = "\u200b"  # a zero-width space: see TextMatcher._zero_width_spaces
 
 __all__ = ["Mention", "TextMatcher", "TextMatches", "default_matcher",
            "SUPPORTED_TEXT", "UNSUPPORTED_TEXT", "AMBIGUOUS_TEXT", "EDITIONS_TEXT", "KIND_NAMES"]
@@ -327,10 +328,45 @@ class TextMatcher:
         n = len(texts)
         if big.count("\x1f") != max(n - 1, 0):  # a text carries the separator itself
             big = " \x1f ".join(t.replace("\x1f", " ") for t in texts)
+        rows, found = self._found(big)
+        if _ZWSP in big:
+            rows, found = self._zero_width_spaces(texts, rows, found)
+        out_rec = [r for r, f in zip(rows, found) for _ in f]
+        flat = list(itertools.chain.from_iterable(found))
+        if not flat:
+            return TextMatches(self, n, [], [], [], [], [], [])
+        out_entry, out_count, out_text = (list(c) for c in zip(*flat))
+        kinds, targets = self._kind, self._targets
+        kind = [kinds[e] for e in out_entry]
+        card = [targets[e] if k in (SUPPORTED_TEXT, EDITIONS_TEXT) else -1 for e, k in zip(out_entry, kind)]
+        return TextMatches(self, n, out_rec, kind, card, out_count, out_entry, out_text)
+
+    def _zero_width_spaces(self, texts: Sequence[str], rows: list[int],
+                           found: list[list[tuple[int, int, str]]]) -> tuple[list[int], list[list[Any]]]:
+        """A text with a zero-width space (U+200B) that names nothing as read (the space
+        dropped, as every format character is: ``G\u200bTX 1080`` is ``GTX 1080``) is read
+        again with each one a space, as a line break it marks (``NVIDIA\u200bRTX\u200b6000``
+        copied from a web page is ``NVIDIA RTX 6000``); what that reading names is the
+        text's.  ``rows``, ``found``: the texts' mentions as read, in text order."""
+        named = set(rows)
+        again = [i for i, t in enumerate(texts) if i not in named and isinstance(t, str) and _ZWSP in t]
+        if not again:
+            return rows, found
+        more_rows, more = self._found(" \x1f ".join(texts[i].replace(_ZWSP, " ").replace("\x1f", " ")
+                                                     for i in again))
+        if not more_rows:
+            return rows, found
+        merged = sorted([*zip(rows, found), *((again[r], f) for r, f in zip(more_rows, more))],
+                        key=lambda rf: rf[0])
+        return [r for r, _ in merged], [f for _, f in merged]
+
+    def _found(self, big: str) -> tuple[list[int], list[list[tuple[int, int, str]]]]:
+        """The texts of ``big`` (joined by the record separator) that name something, by
+        their place, and their mentions ``(entry, count, words)``, in text order."""
         norm = normalize_bytes(big).decode("ascii")
         hits = list(self._scan(norm))
         if not hits:
-            return TextMatches(self, n, [], [], [], [], [], [])
+            return [], []
         # the hits of each text: a text's index counts the separators before its hits
         sep = _SEP
         groups = []  # (text, first hit, after its last hit)
@@ -371,15 +407,7 @@ class TextMatcher:
             if done:
                 rows.append(r)
                 found.append(done)
-        out_rec = [r for r, f in zip(rows, found) for _ in f]
-        flat = list(itertools.chain.from_iterable(found))
-        if not flat:
-            return TextMatches(self, n, [], [], [], [], [], [])
-        out_entry, out_count, out_text = (list(c) for c in zip(*flat))
-        kind = [kinds[e] for e in out_entry]
-        targets = self._targets
-        card = [targets[e] if k in (SUPPORTED_TEXT, EDITIONS_TEXT) else -1 for e, k in zip(out_entry, kind)]
-        return TextMatches(self, n, out_rec, kind, card, out_count, out_entry, out_text)
+        return rows, found
 
     def _spans(self, hits: Any) -> list[tuple[int, int, int]]:
         """``(start, end, entry)`` of automaton hits ``(end, word index)``."""

@@ -163,9 +163,11 @@ _CONFUSABLE_TABLE = {ord(k): v for k, v in CONFUSABLES.items()}
 
 
 def confusable_reading(text: str) -> tuple[str, list[str]] | None:
-    """What ``text`` (folded) reads as with its look-alike letters of other scripts taken
-    as the Latin letters they imitate, and those letters (each once, in text order); None
-    where it holds none.  The caller tells whether that reading names a card.
+    """What ``text`` reads as with its look-alike letters of other scripts taken as the
+    Latin letters they imitate, and those letters (each once, in text order); None where it
+    holds none.  The caller tells whether that reading names a card, reading it as it reads
+    any text (folded then: no fold makes or unmakes a look-alike letter, and a zero-width
+    space is still there for the matcher to read as it reads the text's own).
 
     >>> confusable_reading("R\u0422X 6000 Ada")
     ('RTX 6000 Ada', ['Т'])
@@ -174,7 +176,6 @@ def confusable_reading(text: str) -> tuple[str, list[str]] | None:
     """
     if text.isascii():
         return None
-    text = fold(text)
     letters = [c for c in dict.fromkeys(text) if c in CONFUSABLES]
     if not letters:
         return None

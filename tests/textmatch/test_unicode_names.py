@@ -201,3 +201,52 @@ def test_a_look_alike_letter_in_an_aside_is_flagged_too():
 def test_confusable_reading():
     assert confusable_reading("GTX 1080") is None and confusable_reading("\uff27TX 1080") is None
     assert confusable_reading("\u0420\u0422X") == ("PTX", ["\u0420", "\u0422"])
+
+
+# -- a zero-width space as the only gap between words ---------------------------------------
+
+ZWSP = "\u200b"
+
+
+@settings(max_examples=150, deadline=None)
+@given(LINES)
+def test_words_parted_only_by_zero_width_spaces_read_as_spaced_where_joined_they_name_nothing(line):
+    """A zero-width space is dropped, as every format character is; a text that then names
+    nothing is read with each one a space (a web page's line-break hint between words):
+    what the spaced text names is the text's, count and all."""
+    text = line.replace(" ", ZWSP)
+    joined, spaced = found(text.replace(ZWSP, "")), found(line)
+    assert found(text) == (joined if joined else spaced), text
+
+
+@pytest.mark.parametrize("text, cards", [("NVIDIA\u200bRTX\u200b6000\u200bAda", 1),
+                                         ("2x\u200bRTX\u200b6000\u200bAda\u200bGeneration", 2),
+                                         ("GPU:\u200b2\u200bx\u200bGeForce\u200bGTX\u200b1080\u200bTi", 2),
+                                         ("RTX\u200bPRO\u200b6000\u200bBlackwell\u200bServer\u200bEdition", 1),
+                                         ("G\u200bTX 1080", 1)])
+def test_zero_width_spaces_between_words_count_as_spaces(text, cards):
+    r = report(text)
+    assert r.supported_cards == cards and not r.problems, (r.reason, r.problems)
+
+
+def test_a_trap_parted_by_zero_width_spaces_is_a_trap():
+    assert [k for k, *_ in found("Quadro\u200bRTX\u200b6000")] == ["unsupported"]
+    assert report("NVIDIA\u200bGeForce\u200bGTX\u200b1080\u200bMobile").supported_cards == 0
+
+
+def test_only_texts_that_name_nothing_are_read_again_in_a_batch():
+    """In one batch, each text keeps its own reading: the spaced one only where its own
+    joined reading names nothing, the mentions in text order."""
+    texts = ["Intel\u200bXeon", "NVIDIA\u200bRTX\u200b6000\u200bAda", "GTX\u200b1080", "", "x\u200b2",
+             "2x\u200bGTX\u200b1080\u200bTi", "RTX 4000 SFF Ada"]
+    r = default_matcher().find_many(texts)
+    assert r.supported_cards().tolist() == [0, 1, 1, 0, 0, 2, 1]
+    assert [[(x.name, x.count) for x in r.mentions(i)] for i in range(len(texts))] == \
+        [[(x.name, x.count) for x in default_matcher().find(t)] for t in texts]
+
+
+def test_a_look_alike_letter_between_zero_width_spaces_is_flagged():
+    r = report("R\u0422X\u200b6000\u200bAda")
+    assert r.supported_cards == 0
+    [p] = r.problems
+    assert "U+0422 (CYRILLIC CAPITAL LETTER TE)" in p and "RTX 6000 Ada" in p

@@ -238,9 +238,9 @@ class TextMatcher:
         n = len(texts)
         if big.count("\x1f") != max(n - 1, 0):  # a text carries the separator itself
             big = " \x1f ".join(t.replace("\x1f", " ") for t in texts)
-        rows, found = self._found(big)
+        rows, found, read = self._found(big)
         if _ZWSP in big:
-            rows, found = self._zero_width_spaces(texts, rows, found)
+            rows, found = self._zero_width_spaces(texts, rows, found, read)
         out_rec = [r for r, f in zip(rows, found) for _ in f]
         flat = list(itertools.chain.from_iterable(found))
         if not flat:
@@ -251,32 +251,46 @@ class TextMatcher:
         card = [targets[e] if k in (SUPPORTED_TEXT, EDITIONS_TEXT) else -1 for e, k in zip(out_entry, kind)]
         return TextMatches(self, n, out_rec, kind, card, out_count, out_entry, out_text)
 
-    def _zero_width_spaces(self, texts: Sequence[str], rows: list[int],
-                           found: list[list[tuple[int, int, str]]]) -> tuple[list[int], list[list[Any]]]:
-        """A text with a zero-width space (U+200B) that names nothing as read (the space
-        dropped, as every format character is: ``G\u200bTX 1080`` is ``GTX 1080``) is read
-        again with each one a space, as a line break it marks (``NVIDIA\u200bRTX\u200b6000``
-        copied from a web page is ``NVIDIA RTX 6000``); what that reading names is the
-        text's.  ``rows``, ``found``: the texts' mentions as read, in text order."""
-        named = set(rows)
-        again = [i for i, t in enumerate(texts) if i not in named and isinstance(t, str) and _ZWSP in t]
-        if not again:
+    def _zero_width_spaces(self, texts: Sequence[str], rows: list[int], found: list[list[tuple[int, int, str]]],
+                           read: set[int]) -> tuple[list[int], list[list[Any]]]:
+        """A text with a zero-width space (U+200B) is read as every text is, the space
+        dropped as every format character is (``G\u200bTX 1080`` is ``GTX 1080``), and also
+        with each one a space, as a line break it marks (``NVIDIA\u200bRTX\u200b6000`` copied
+        from a web page is ``NVIDIA RTX 6000``).  Where only one reading finds anything the
+        automaton knows (a name, or an aside's words), that one is the text's; where both
+        do, the one that counts fewer supported cards (a space that parts an aside's words,
+        ``not\u200bincluded``, keeps the aside; one inside them, ``not i\u200bncluded``,
+        never makes a card count).  ``rows``, ``found``: the texts' mentions as read, in
+        text order; ``read``: the texts in which the automaton found something."""
+        which = [i for i, t in enumerate(texts) if isinstance(t, str) and _ZWSP in t]
+        if not which:
             return rows, found
-        more_rows, more = self._found(" \x1f ".join(texts[i].replace(_ZWSP, " ").replace("\x1f", " ")
-                                                     for i in again))
-        if not more_rows:
+        s_rows, s_found, s_read = self._found(" \x1f ".join(texts[i].replace(_ZWSP, " ").replace("\x1f", " ")
+                                                           for i in which))
+        if not s_read:
             return rows, found
-        merged = sorted([*zip(rows, found), *((again[r], f) for r, f in zip(more_rows, more))],
-                        key=lambda rf: rf[0])
-        return [r for r, _ in merged], [f for _, f in merged]
+        spaced = {which[r]: f for r, f in zip(s_rows, s_found)}
+        mine = dict(zip(rows, found))
+        kinds = self._kind
 
-    def _found(self, big: str) -> tuple[list[int], list[list[tuple[int, int, str]]]]:
+        def cards(mentions: list[tuple[int, int, str]]) -> int:
+            return sum(c for e, c, _ in mentions if kinds[e] in (SUPPORTED_TEXT, EDITIONS_TEXT))
+
+        for i in (which[r] for r in s_read):
+            if i not in read or cards(spaced.get(i, [])) < cards(mine.get(i, [])):
+                mine[i] = spaced.get(i, [])
+        kept = sorted((r, f) for r, f in mine.items() if f)
+        return [r for r, _ in kept], [f for _, f in kept]
+
+    def _found(self, big: str) -> tuple[list[int], list[list[tuple[int, int, str]]], set[int]]:
         """The texts of ``big`` (joined by the record separator) that name something, by
-        their place, and their mentions ``(entry, count, words)``, in text order."""
+        their place, and their mentions ``(entry, count, words)``, in text order; and the
+        texts in which the automaton found something (their mentions may be none: an aside
+        takes a name away, or stands alone)."""
         norm = normalize_bytes(big).decode("ascii")
         hits = list(self._scan(norm))
         if not hits:
-            return [], []
+            return [], [], set()
         # the hits of each text: a text's index counts the separators before its hits
         sep = _SEP
         groups = []  # (text, first hit, after its last hit)
@@ -317,7 +331,7 @@ class TextMatcher:
             if done:
                 rows.append(r)
                 found.append(done)
-        return rows, found
+        return rows, found, {r for r, _, _ in groups}
 
     def _spans(self, hits: Any) -> list[tuple[int, int, int]]:
         """``(start, end, entry)`` of automaton hits ``(end, word index)``."""

@@ -16,8 +16,9 @@ Groups (each times gpuclass and its baseline in the same run):
   (4.35M rows, one per server, about 85 bytes each) gathered into this process (recorded;
   the result is put together on one worker and sent here, which a second worker does not
   share; goal 1.6x, issue 30).  The clients connect to the workers directly
-  (``direct_to_workers=True``), as a user who gathers a large result does: through the scheduler, whose connections pickle
-  at protocol 4 (every buffer copied in band), the same 400 MB took 1.5 s instead of 0.2 s.
+  (``direct_to_workers=True``), as a user who gathers a large result does: through the
+  scheduler, whose connections pickle at protocol 4 (every buffer copied in band), the same
+  400 MB took 1.5 s instead of 0.2 s.
 - ``dask 2 workers, to Parquet``: the same audit written to a Parquet dataset by the
   workers (``to_parquet``), the way a fleet's result stays on a cluster (goal 1.6x).
   ``gpuclass.dask.audit`` of 8 partitions is 59 tasks (BENCHMARKS.md, "Dask's graph").

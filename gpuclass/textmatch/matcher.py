@@ -253,33 +253,24 @@ class TextMatcher:
 
     def _zero_width_spaces(self, texts: Sequence[str], rows: list[int], found: list[list[tuple[int, int, str]]],
                            read: set[int]) -> tuple[list[int], list[list[Any]]]:
-        """A text with a zero-width space (U+200B) is read as every text is, the space
-        dropped as every format character is (``G\u200bTX 1080`` is ``GTX 1080``), and also
-        with each one a space, as a line break it marks (``NVIDIA\u200bRTX\u200b6000`` copied
-        from a web page is ``NVIDIA RTX 6000``).  Where only one reading finds anything the
-        automaton knows (a name, or an aside's words), that one is the text's; where both
-        do, the one that counts fewer supported cards (a space that parts an aside's words,
-        ``not\u200bincluded``, keeps the aside; one inside them, ``not i\u200bncluded``,
-        never makes a card count).  ``rows``, ``found``: the texts' mentions as read, in
-        text order; ``read``: the texts in which the automaton found something."""
-        which = [i for i, t in enumerate(texts) if isinstance(t, str) and _ZWSP in t]
-        if not which:
+        """A text with a zero-width space (U+200B) in which, as read (the space dropped, as
+        every format character is: ``G\u200bTX 1080`` is ``GTX 1080``), the automaton finds
+        nothing it knows (no name, not even one an aside takes away, and no aside's words)
+        is read again with each one a space, as a line break it marks
+        (``NVIDIA\u200bRTX\u200b6000`` copied from a web page is ``NVIDIA RTX 6000``): what
+        that reading names is the text's.  A text in which anything was found keeps its
+        reading: a space there could break a name into another (``RTX 4000 Ada S\u200bFF``)
+        or an aside into words (``1080 Ti (not i\u200bncluded)``).  ``rows``, ``found``:
+        the texts' mentions as read, in text order; ``read``: the texts in which the
+        automaton found something."""
+        again = [i for i, t in enumerate(texts) if i not in read and isinstance(t, str) and _ZWSP in t]
+        if not again:
             return rows, found
-        s_rows, s_found, s_read = self._found(" \x1f ".join(texts[i].replace(_ZWSP, " ").replace("\x1f", " ")
-                                                           for i in which))
-        if not s_read:
+        more_rows, more, _ = self._found(" \x1f ".join(texts[i].replace(_ZWSP, " ").replace("\x1f", " ")
+                                                        for i in again))
+        if not more_rows:
             return rows, found
-        spaced = {which[r]: f for r, f in zip(s_rows, s_found)}
-        mine = dict(zip(rows, found))
-        kinds = self._kind
-
-        def cards(mentions: list[tuple[int, int, str]]) -> int:
-            return sum(c for e, c, _ in mentions if kinds[e] in (SUPPORTED_TEXT, EDITIONS_TEXT))
-
-        for i in (which[r] for r in s_read):
-            if i not in read or cards(spaced.get(i, [])) < cards(mine.get(i, [])):
-                mine[i] = spaced.get(i, [])
-        kept = sorted((r, f) for r, f in mine.items() if f)
+        kept = sorted([*zip(rows, found), *((again[r], f) for r, f in zip(more_rows, more))], key=lambda rf: rf[0])
         return [r for r, _ in kept], [f for _, f in kept]
 
     def _found(self, big: str) -> tuple[list[int], list[list[tuple[int, int, str]]], set[int]]:

@@ -203,7 +203,7 @@ def test_confusable_reading():
     assert confusable_reading("\u0420\u0422X") == ("PTX", ["\u0420", "\u0422"])
 
 
-# -- a zero-width space as the only gap between words ---------------------------------------
+# -- zero-width spaces between words, and inside them ------------------------------------------
 
 ZWSP = "\u200b"
 
@@ -219,13 +219,10 @@ def supported(mentions) -> int:
 
 def zero_width_reading(text: str):
     """The rule, from the two readings as the public matcher gives them: the text with its
-    zero-width spaces dropped, and with each one a space."""
-    joined, spaced = text.replace(ZWSP, ""), text.replace(ZWSP, " ")
-    if not finds_something(spaced):
-        return found(joined)
-    if not finds_something(joined):
-        return found(spaced)
-    return found(spaced) if supported(found(spaced)) < supported(found(joined)) else found(joined)
+    zero-width spaces dropped, unless the automaton finds nothing there; then with each
+    one a space."""
+    joined = text.replace(ZWSP, "")
+    return found(joined) if finds_something(joined) else found(text.replace(ZWSP, " "))
 
 
 @settings(max_examples=150, deadline=None)
@@ -252,13 +249,13 @@ def test_a_zero_width_space_inside_a_word_never_makes_a_text_count_more(line, da
 
 
 @pytest.mark.parametrize("text, cards", [("NVIDIA GeForce 1080 Ti (not i\u200bncluded)", 0),
-                                         ("GTX 1080 (not\u200bincluded)", 0),
+                                         ("2x RTX 4000 Ada S\u200bFF", 2),
                                          ("NVIDIA\u200bRTX\u200b6000\u200bAda", 1),
                                          ("2x\u200bRTX\u200b6000\u200bAda\u200bGeneration", 2),
                                          ("GPU:\u200b2\u200bx\u200bGeForce\u200bGTX\u200b1080\u200bTi", 2),
                                          ("RTX\u200bPRO\u200b6000\u200bBlackwell\u200bServer\u200bEdition", 1),
                                          ("G\u200bTX 1080", 1)])
-def test_zero_width_spaces_between_words_count_as_spaces(text, cards):
+def test_examples_with_zero_width_spaces(text, cards):
     r = report(text)
     assert r.supported_cards == cards and not r.problems, (r.reason, r.problems)
 
@@ -268,9 +265,10 @@ def test_a_trap_parted_by_zero_width_spaces_is_a_trap():
     assert report("NVIDIA\u200bGeForce\u200bGTX\u200b1080\u200bMobile").supported_cards == 0
 
 
-def test_only_texts_that_name_nothing_are_read_again_in_a_batch():
-    """In one batch, each text keeps its own reading: the spaced one only where its own
-    joined reading names nothing, the mentions in text order."""
+def test_each_text_of_a_batch_reads_as_it_reads_alone():
+    """In one batch (one pass for the texts as read, one for those with zero-width spaces
+    in which it found nothing, read spaced), each text gets the mentions it gets alone, in
+    text order."""
     texts = ["Intel\u200bXeon", "NVIDIA\u200bRTX\u200b6000\u200bAda", "GTX\u200b1080", "", "x\u200b2",
              "2x\u200bGTX\u200b1080\u200bTi", "RTX 4000 SFF Ada"]
     r = default_matcher().find_many(texts)

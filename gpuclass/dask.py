@@ -194,19 +194,24 @@ def _seen_and_shared(items: list[tuple[np.ndarray, np.ndarray, dict[int, int]]])
     return seen, _distinct(shared)
 
 
+def _lengths(items: list[tuple[np.ndarray, np.ndarray, dict[int, int]]]) -> dict[int, int]:
+    """The lengths of a group's partitions, by partition number."""
+    return {k: v for _, _, part in items for k, v in part.items()}
+
+
 def _combine(items: list[tuple[np.ndarray, np.ndarray, dict[int, int]]]) -> tuple[np.ndarray, np.ndarray,
                                                                                   dict[int, int]]:
     """The hashes seen by some of a group of partitions (sorted, distinct), those seen by
     two or more, and the partitions' lengths."""
     seen, shared = _seen_and_shared(items)
-    return _distinct(seen), shared, {k: v for _, _, part in items for k, v in part.items()}
+    return _distinct(seen), shared, _lengths(items)
 
 
 def _root(items: list[tuple[np.ndarray, np.ndarray, dict[int, int]]]) -> tuple[np.ndarray, dict[int, int]]:
     """The tree's root: the hashes seen in two partitions or more, and each partition's
     first row in the whole table."""
     _, shared = _seen_and_shared(items)
-    lengths = {k: v for _, _, part in items for k, v in part.items()}
+    lengths = _lengths(items)
     offsets, at = {}, 0
     for number in sorted(lengths):
         offsets[number] = at

@@ -238,9 +238,9 @@ class TextMatcher:
         n = len(texts)
         if big.count("\x1f") != max(n - 1, 0):  # a text carries the separator itself
             big = " \x1f ".join(t.replace("\x1f", " ") for t in texts)
-        rows, found, read = self._found(big)
+        rows, found, groups = self._found(big)
         if _ZWSP in big:
-            rows, found = self._zero_width_spaces(texts, rows, found, read)
+            rows, found = self._zero_width_spaces(texts, rows, found, {g[0] for g in groups})
         out_rec = [r for r, f in zip(rows, found) for _ in f]
         flat = list(itertools.chain.from_iterable(found))
         if not flat:
@@ -263,7 +263,7 @@ class TextMatcher:
         or an aside into words (``1080 Ti (not i\u200bncluded)``).  ``rows``, ``found``:
         the texts' mentions as read, in text order; ``read``: the texts in which the
         automaton found something."""
-        again = [i for i, t in enumerate(texts) if i not in read and isinstance(t, str) and _ZWSP in t]
+        again = [i for i, t in enumerate(texts) if i not in read and _ZWSP in t]
         if not again:
             return rows, found
         more_rows, more, _ = self._found(" \x1f ".join(texts[i].replace(_ZWSP, " ").replace("\x1f", " ")
@@ -273,15 +273,16 @@ class TextMatcher:
         kept = sorted([*zip(rows, found), *((again[r], f) for r, f in zip(more_rows, more))], key=lambda rf: rf[0])
         return [r for r, _ in kept], [f for _, f in kept]
 
-    def _found(self, big: str) -> tuple[list[int], list[list[tuple[int, int, str]]], set[int]]:
+    def _found(self, big: str) -> tuple[list[int], list[list[tuple[int, int, str]]], list[list[int]]]:
         """The texts of ``big`` (joined by the record separator) that name something, by
         their place, and their mentions ``(entry, count, words)``, in text order; and the
-        texts in which the automaton found something (their mentions may be none: an aside
-        takes a name away, or stands alone)."""
+        automaton's hits grouped by text, ``[text, first hit, after its last]``, for every
+        text in which it found something (its mentions may be none: an aside takes a name
+        away, or stands alone)."""
         norm = normalize_bytes(big).decode("ascii")
         hits = list(self._scan(norm))
         if not hits:
-            return [], [], set()
+            return [], [], []
         # the hits of each text: a text's index counts the separators before its hits
         sep = _SEP
         groups = []  # (text, first hit, after its last hit)
@@ -322,7 +323,7 @@ class TextMatcher:
             if done:
                 rows.append(r)
                 found.append(done)
-        return rows, found, {r for r, _, _ in groups}
+        return rows, found, groups
 
     def _spans(self, hits: Any) -> list[tuple[int, int, int]]:
         """``(start, end, entry)`` of automaton hits ``(end, word index)``."""

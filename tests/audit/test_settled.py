@@ -282,3 +282,45 @@ def test_a_restart_rewrites_a_file_from_where_the_output_began(tmp_path, monkeyp
     got = pq.read_table(io.BytesIO(data[4:]))
     assert got.num_rows == summary.servers == 50
     assert got.column("problems").to_pylist()[0] == "row 51: vendor 'zz' is not a hex ID"
+
+
+def test_a_table_smaller_than_eight_of_the_largest_batches_is_read_in_eighths(tmp_path, monkeypatch):
+    """A table of a few batches' rows is cut into eighths at least (a power of two rows
+    each, no fewer than the floor), so the reader, queued two batches ahead, never holds it
+    all; one of many is read in the largest batches."""
+    monkeypatch.setattr(parquet_module, "_BATCH_ROWS", 256)
+    monkeypatch.setattr(parquet_module, "_MIN_BATCH_ROWS", 16)
+    for n, each in [(1000, 128), (5000, 256), (60, 16)]:
+        path = tmp_path / f"t{n}.parquet"
+        pq.write_table(_table(_rows(random.Random(n), n, "sorted")[:n]), path)
+        sizes = [b.num_rows for b in parquet_module.parquet_batches(path, None)]
+        assert sum(sizes) == n and set(sizes[:-1]) == {each} and sizes[-1] <= each
+        assert len(sizes) >= min(8, -(-n // 16))
+
+
+def test_the_tables_given_out_name_each_unsupported_model_once(tmp_path, monkeypatch):
+    """The tables a sorted device table is given out in, batch by batch, share the names
+    of its unsupported GPUs: each model is looked up in the database once for the run, and
+    each table's ``unsupported`` texts are those of the table of the whole input."""
+    import gpuclass.pcinames as names
+
+    calls = []
+    real = names.unsupported_label
+
+    def counted(db, vendor, device, name=None):
+        calls.append((vendor, device))
+        return real(db, vendor, device, name)
+    monkeypatch.setattr(names, "unsupported_label", counted)
+    rows = [(f"s{k:03d}", "10de", dev, None, None, "030000") for k in range(40) for dev in ("1e30", "2184")]
+    engine = DeviceEngine(compile_policy())
+    fields = field_names(list(FIELDS), None)
+    got = []
+    for lo in range(0, len(rows), 16):
+        engine.add(_table(rows[lo:lo + 16]).to_batches()[0], fields)
+        done = engine.settled("t")
+        if done is not None:
+            got += done.typed().column("unsupported").to_pylist()
+    got += engine.result("t").typed().column("unsupported").to_pylist()
+    assert len(got) == 40 and sorted(set(calls)) == [(0x10DE, 0x1E30), (0x10DE, 0x2184)]
+    assert len(calls) == 2
+    assert got == audit_table(_table(rows)).typed().column("unsupported").to_pylist()

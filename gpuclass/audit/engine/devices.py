@@ -183,6 +183,8 @@ class DeviceEngine:
         self.compiled = compiled
         self.kernel = core if kernel is None else kernel
         self.rows = 0            # input rows fed so far
+        self._names: Any = None  # the unsupported GPUs' labels of every table given out ...
+        self._names_db: Any = None  # ... for this database (None: the default)
         self._reset()
 
     def _reset(self) -> None:
@@ -404,7 +406,8 @@ class DeviceEngine:
             return None
         self._runs, self._bases, self._held = [last], [0], len(last.first)
         self._given = True
-        return AuditTable.from_parts(run_keys([p.keys for p in parts]), parts, self.compiled, source, db)
+        return AuditTable.from_parts(run_keys([p.keys for p in parts]), parts, self.compiled, source, db,
+                                     self._labels(db))
 
     def result(self, source: str, db: DeviceNames | None = None):
         """The per-server :class:`~gpuclass.audit.results.table.AuditTable` of what was fed."""
@@ -414,5 +417,13 @@ class DeviceEngine:
             # every run a server of its own, in order: the parts go to the table as they are
             # (no joined copy of their counts)
             return AuditTable.from_parts(run_keys([p.keys for p in self._runs]), self._runs, self.compiled,
-                                         source, db)
-        return AuditTable.from_runs(self._merged(), self.compiled, source, db)
+                                         source, db, self._labels(db))
+        return AuditTable.from_runs(self._merged(), self.compiled, source, db, self._labels(db))
+
+    def _labels(self, db: DeviceNames | None) -> Any:
+        """The labels shared by the tables given out for ``db`` (each named once a run)."""
+        from ..results.table import UnsupportedLabels
+
+        if self._names is None or self._names_db is not db:
+            self._names, self._names_db = UnsupportedLabels(db), db
+        return self._names

@@ -38,7 +38,35 @@ if TYPE_CHECKING:
 
     from ...records import DeviceNames
 
-__all__ = ["AuditTable"]
+__all__ = ["AuditTable", "UnsupportedLabels"]
+
+
+class UnsupportedLabels:
+    """The pci.ids labels of unsupported GPUs (keys ``vendor << 16 | device``), each named
+    once: one is shared by the tables an audit gives out batch by batch (a fleet has a few
+    dozen such models, and each table named them again).  The database is found and loaded
+    when a first label is asked for (``db``: the one to use instead).
+
+    >>> UnsupportedLabels()(0x10DE_1E30)
+    'TU102GL [Quadro RTX 6000/8000] (10de:1e30)'
+    """
+
+    __slots__ = ("_db", "_labels")
+
+    def __init__(self, db: DeviceNames | None = None) -> None:
+        self._db = db
+        self._labels: dict[int, str] = {}
+
+    def __call__(self, key: int) -> str:
+        label = self._labels.get(key)
+        if label is None:
+            from ...pcinames import unsupported_label
+
+            if self._db is None:
+                from ...db import default_database
+                self._db = default_database()
+            label = self._labels[key] = unsupported_label(self._db, key >> 16, key & 0xFFFF)
+        return label
 
 
 class AuditTable:
@@ -47,7 +75,7 @@ class AuditTable:
     def __init__(self, table: Any, compiled: Any, problems: dict[int, list[tuple[int | None, str]]],
                  unsupported_group: np.ndarray, unsupported_ids: np.ndarray, source: str,
                  db: DeviceNames | None = None, block: np.ndarray | None = None,
-                 conflicts: dict[int, list[str]] | None = None) -> None:
+                 conflicts: dict[int, list[str]] | None = None, labels: UnsupportedLabels | None = None) -> None:
         self.table = table
         self.compiled = compiled
         self.source = source
@@ -59,21 +87,22 @@ class AuditTable:
             unsupported_group, unsupported_ids = unsupported_group[order], unsupported_ids[order]
         self._uns_group = unsupported_group  # sorted by server (row order within one)
         self._uns_ids = unsupported_ids
-        self._db = db
-        self._labels: dict[int, str] = {}
+        self._label = UnsupportedLabels(db) if labels is None else labels
 
     @classmethod
-    def from_runs(cls, runs: Any, compiled: Any, source: str, db: DeviceNames | None = None) -> AuditTable:
+    def from_runs(cls, runs: Any, compiled: Any, source: str, db: DeviceNames | None = None,
+                  labels: UnsupportedLabels | None = None) -> AuditTable:
         """The table of merged runs (one per server, in order of first appearance)."""
-        return cls.from_parts(runs.keys, [runs], compiled, source, db)
+        return cls.from_parts(runs.keys, [runs], compiled, source, db, labels)
 
     @classmethod
     def from_parts(cls, keys: Any, parts: list[Any], compiled: Any, source: str,
-                   db: DeviceNames | None = None) -> AuditTable:
+                   db: DeviceNames | None = None, labels: UnsupportedLabels | None = None) -> AuditTable:
         """The table of runs held as ``parts`` (each a ``Runs`` whose runs, problems and
         unsupported GPUs count from its own first run), one run per server in order of
-        first appearance across them; ``keys``: their run keys as one array.  Each part's
-        counts are written straight into the output's columns: at 10M rows joining them
+        first appearance across them; ``keys``: their run keys as one array; ``labels``: the
+        unsupported GPUs' names, shared with the audit's other tables.  Each part's counts
+        are written straight into the output's columns: at 10M rows joining them
         first cost a second copy of every count, in fresh pages."""
         from .. import arrowfn as af
 
@@ -115,7 +144,7 @@ class AuditTable:
             uns_ids = np.concatenate([p.unsupported_ids for p in parts])
         import pyarrow as pa
 
-        return cls(pa.table(columns), compiled, problems, uns_run, uns_ids, source, db, block, found)
+        return cls(pa.table(columns), compiled, problems, uns_run, uns_ids, source, db, block, found, labels)
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -166,17 +195,6 @@ class AuditTable:
     def problems_by_server(self) -> dict[int, list[str]]:
         """The problems of each server that has any, by its row in :attr:`table`."""
         return self.problem_lists()
-
-    def _label(self, key: int) -> str:
-        label = self._labels.get(key)
-        if label is None:  # named once per distinct ID
-            from ...pcinames import unsupported_label
-
-            if self._db is None:
-                from ...db import default_database
-                self._db = default_database()
-            label = self._labels[key] = unsupported_label(self._db, key >> 16, key & 0xFFFF)
-        return label
 
     def unsupported(self, g: int) -> dict[str, int]:
         """The unsupported GPUs of server ``g``, by their pci.ids label (in row order)."""

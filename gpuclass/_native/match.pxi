@@ -221,10 +221,14 @@ cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
 
 
 def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
-                  has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None):
+                  has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None,
+                  out=None):
     """Status, card index and slices of each device under compiled policy ``tables``.
 
-    Returns ``(status uint8, card int16, slices uint16)``.  ``subvendor`` and
+    Returns ``(status uint8, card int16, slices uint16)``, written into ``out`` where
+    given (three arrays: threads that each classify a slice into slices of the same three
+    arrays need no copy to join their answers; after an error their contents are not
+    specified).  ``subvendor`` and
     ``subdevice`` may be None (no subsystem IDs); ``has_subsystem`` masks rows
     whose subsystem is unknown.  With ``domain``/``bus``/``slot`` (and
     ``group`` when the rows span several machines) a function sharing a GPU's
@@ -234,9 +238,7 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     t, a = _MS.prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
                                   has_subsystem, flags, group, domain, bus, slot)
     cdef Py_ssize_t n = a.n
-    status = np.empty(n, dtype=np.uint8)
-    card = np.empty(n, dtype=np.int16)
-    slices = np.empty(n, dtype=np.uint16)
+    status, card, slices = _MS.prepare_match_out(out, a)
     if n == 0:
         return status, card, slices
     cdef bint have_slots = a.domain is not None

@@ -42,12 +42,14 @@ def _rule_maps(t: _MS.MatchTables) -> RuleMaps:
 
 
 def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
-                  has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None):
+                  has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None,
+                  out=None):
     """Status, card index and slices of each device (see the compiled core's docstring):
     the arguments checked as the compiled core checks them, then the per-device rule
     (:func:`~gpuclass._native.contract.rules.match_rows`) over lists."""
     t, a = _MS.prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
                                   has_subsystem, flags, group, domain, bus, slot)
+    outs = _MS.prepare_match_out(out, a)
     classes = a.class_code.tolist()
     over = [i for i, c in enumerate(classes) if c > 0xFFFFFF]
     if over:
@@ -57,5 +59,6 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
         _rule_maps(t), a.vendor.tolist(), a.device.tolist(), lists(a.subvendor), lists(a.subdevice),
         classes, lists(a.has_subsystem), lists(a.flags), lists(a.group), lists(a.domain),
         lists(a.bus), lists(a.slot))
-    return (np.array(status, dtype=np.uint8), np.array(card, dtype=np.int16),
-            np.array(slices, dtype=np.uint16))
+    for target, values in zip(outs, (status, card, slices)):
+        target[:] = values
+    return outs

@@ -234,3 +234,85 @@ def test_empty_lists_are_empty_inputs_in_every_argument(core):
     assert [len(a) for a in got] == [0, 0, 0]
     with pytest.raises(InputError, match="has_subsystem: expected a boolean mask"):
         core.match_devices(_tables(), [NV], [0x27B0], [0], [0], [0x030000], has_subsystem=[0.5])
+
+
+@pytest.mark.parametrize("sub_rules,subsystem,mask,flags,slots", VARIANTS[::3])
+def test_answers_written_into_given_arrays_are_the_returned_ones(core, sub_rules, subsystem, mask, flags, slots):
+    """``out``: the answers go into the caller's three arrays (returned, the same
+    objects), equal to the ones a call without them gives, in every kernel variant."""
+    t = _tables(sub_rules)
+    n = 3000 if core is twin else 9000
+    v, d, sv, sd, c, rng = _rows(n, seed=7 + slots)
+    kw = {}
+    if mask:
+        kw["has_subsystem"] = rng.random(n) < 0.7
+    if flags:
+        kw["flags"] = rng.choice(np.array([0, 1, 2, 4, 8, 9, 15], np.uint32), n)
+    if slots:
+        kw.update(group=np.sort(rng.integers(0, 40, n)), domain=np.zeros(n, np.uint32),
+                  bus=rng.choice(np.array([1, 2], np.uint8), n), slot=rng.choice(np.array([0, 1], np.uint8), n))
+    args = (v, d, sv, sd, c) if subsystem else (v, d, None, None, c)
+    out = (np.full(n, 99, np.uint8), np.full(n, 99, np.int16), np.full(n, 99, np.uint16))
+    got = core.match_devices(t, *args, **kw, out=out)
+    assert all(g is o for g, o in zip(got, out))
+    _same(got, core.match_devices(t, *args, **kw))
+
+
+def test_threads_writing_slices_of_one_output_give_the_serial_answer(compiled_core):
+    """The use ``out`` is for: threads each classify a slice of the rows into the same
+    slice of three shared arrays (the kernel runs without the GIL), no copy to join them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    t = _tables(True)
+    n = 200_003
+    v, d, sv, sd, c, _ = _rows(n, seed=11)
+    want = compiled_core.match_devices(t, v, d, sv, sd, c)
+    out = (np.empty(n, np.uint8), np.empty(n, np.int16), np.empty(n, np.uint16))
+    bounds = np.linspace(0, n, 5).astype(int)
+
+    def part(k):
+        lo, hi = bounds[k], bounds[k + 1]
+        compiled_core.match_devices(t, v[lo:hi], d[lo:hi], sv[lo:hi], sd[lo:hi], c[lo:hi],
+                                    out=tuple(o[lo:hi] for o in out))
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(part, range(4)))
+    _same(out, want)
+
+
+def _bad_outs(n, v):
+    ok = lambda: (np.empty(n, np.uint8), np.empty(n, np.int16), np.empty(n, np.uint16))  # noqa: E731
+    ro = ok()
+    ro[2].flags.writeable = False
+    shared = np.empty(2 * n, np.uint16)
+    wide = ok()
+    return {
+        "two arrays": ok()[:2],
+        "not a sequence": np.empty(n, np.uint8),
+        "wrong dtype": (np.empty(n, np.uint8), np.empty(n, np.uint16), np.empty(n, np.uint16)),
+        "wrong length": (np.empty(n, np.uint8), np.empty(n, np.int16), np.empty(n + 1, np.uint16)),
+        "two-dimensional": (np.empty((n, 1), np.uint8), *ok()[1:]),
+        "strided": (np.empty(2 * n, np.uint8)[::2], *ok()[1:]),
+        "read-only": ro,
+        "a list": (list(range(n)), *ok()[1:]),
+        "overlapping outputs": (wide[0], shared[:n].view(np.int16), shared[n // 2:n // 2 + n]),
+        "an input's memory": (v.view(np.uint8)[:n], *ok()[1:]),
+    }
+
+
+@pytest.mark.parametrize("case", list(_bad_outs(8, np.zeros(8, np.uint16))))
+def test_bad_outputs_are_refused_alike_by_both_cores(compiled_core, case):
+    """A wrong ``out`` (three arrays, each writeable, contiguous, 1-D, of the rows' length
+    and its dtype, none sharing memory with another or an input) is an InputError naming
+    it, the same from the compiled core and the twin, and nothing is written."""
+    t = _tables(False)
+    v, d, _, _, c, _ = _rows(8, seed=3)
+    errors = []
+    for mod in (compiled_core, twin):
+        out = _bad_outs(8, v)[case]
+        before = [np.array(o, copy=True) for o in out] if isinstance(out, tuple) else None
+        with pytest.raises(InputError) as exc:
+            mod.match_devices(t, v, d, None, None, c, out=out)
+        errors.append(str(exc.value))
+        if before is not None:
+            assert all(np.array_equal(np.asarray(o), b) for o, b in zip(out, before))
+    assert errors[0] == errors[1] and "out" in errors[0]

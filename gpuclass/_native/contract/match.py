@@ -13,7 +13,7 @@ True
 True
 """
 
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from .rules import MAX_CARDS, MAX_DEVICES, RuleMaps, compile_rules
 __all__ = [
     "VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION",
     "MatchTables", "MatchArgs", "build_match_tables", "tables_from_rules", "prepare_match_args",
+    "prepare_match_out",
     "class_range_error", "check_tables", "tables_content",
     "MAX_CARDS",
     "MAX_DEVICES",
@@ -277,6 +278,40 @@ def prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
         for a, name in ((dm, "domain"), (bs, "bus"), (sl, "slot")):
             _same_length(a, n, name)
     return t, MatchArgs(n, v, d, sv, sd, c, hs, f, g, dm, bs, sl)
+
+
+_OUT = (("status", np.uint8), ("card", np.int16), ("slices", np.uint16))
+
+
+def prepare_match_out(out: Any, a: MatchArgs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check ``match_devices``' ``out`` (shared by both cores): three writeable, C-contiguous
+    1-D arrays of ``a.n`` items, uint8, int16 and uint16 (status, card, slices), none of
+    which may share memory with another or with an input (the kernel reads a row's inputs
+    and writes its outputs in one pass); None gives three new arrays.
+
+    >>> args = prepare_match_args(build_match_tables([], [4]), [0x10DE], [0x27B0], None, None, [0x030000],
+    ...                           None, None, None, None, None, None)[1]
+    >>> [x.dtype.name for x in prepare_match_out(None, args)]
+    ['uint8', 'int16', 'uint16']
+    >>> prepare_match_out([np.empty(1, np.uint8)] * 3, args)
+    Traceback (most recent call last):
+    gpuclass.errors.InputError: out[1] (card): expected a writeable, contiguous 1-D int16 array of 1 items
+    """
+    n = a.n
+    if out is None:
+        return np.empty(n, np.uint8), np.empty(n, np.int16), np.empty(n, np.uint16)
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        raise InputError("out: expected three arrays (status, card, slices)")
+    for k, (arr, (name, dtype)) in enumerate(zip(out, _OUT)):
+        if (not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != 1 or arr.shape[0] != n
+                or not arr.flags.c_contiguous or not arr.flags.writeable):
+            raise InputError(f"out[{k}] ({name}): expected a writeable, contiguous 1-D "
+                             f"{np.dtype(dtype).name} array of {n} items")
+    inputs = [x for x in a[1:] if isinstance(x, np.ndarray)]
+    for k, arr in enumerate(out):
+        if n and any(np.may_share_memory(arr, x) for x in [*out[k + 1:], *inputs]):
+            raise InputError(f"out[{k}] ({_OUT[k][0]}): shares memory with another array of the call")
+    return out[0], out[1], out[2]
 
 
 def class_range_error(class_code: np.ndarray, at: int) -> InputError:

@@ -52,6 +52,19 @@ def _same(a, b):
         assert x.dtype == y.dtype and np.array_equal(x, y)
 
 
+def _variant(rng, n, mask, flags, slots):
+    """The optional arguments of a kernel variant: a subsystem mask, flags, addresses."""
+    kw = {}
+    if mask:
+        kw["has_subsystem"] = rng.random(n) < 0.7
+    if flags:
+        kw["flags"] = rng.choice(np.array([0, 1, 2, 4, 8, 9, 15], np.uint32), n)
+    if slots:
+        kw.update(group=np.sort(rng.integers(0, 40, n)), domain=np.zeros(n, np.uint32),
+                  bus=rng.choice(np.array([1, 2], np.uint8), n), slot=rng.choice(np.array([0, 1], np.uint8), n))
+    return kw
+
+
 # a subsystem mask goes only with subsystem IDs
 VARIANTS = [p for p in itertools.product([False, True], repeat=5) if p[1] or not p[2]]
 
@@ -61,14 +74,7 @@ def test_every_kernel_variant_matches_the_twin(compiled_core, sub_rules, subsyst
     t = _tables(sub_rules)
     n = 5000
     v, d, sv, sd, c, rng = _rows(n, seed=sub_rules * 16 + subsystem * 8 + mask * 4 + flags * 2 + slots)
-    kw = {}
-    if mask:
-        kw["has_subsystem"] = rng.random(n) < 0.7
-    if flags:
-        kw["flags"] = rng.choice(np.array([0, 1, 2, 4, 8, 9, 15], np.uint32), n)
-    if slots:
-        kw.update(group=np.sort(rng.integers(0, 40, n)), domain=np.zeros(n, np.uint32),
-                  bus=rng.choice(np.array([1, 2], np.uint8), n), slot=rng.choice(np.array([0, 1], np.uint8), n))
+    kw = _variant(rng, n, mask, flags, slots)
     args = (v, d, sv, sd, c) if subsystem else (v, d, None, None, c)
     got = compiled_core.match_devices(t, *args, **kw)
     want = twin.match_devices(t, *args, **kw)
@@ -243,14 +249,7 @@ def test_answers_written_into_given_arrays_are_the_returned_ones(core, sub_rules
     t = _tables(sub_rules)
     n = 3000 if core is twin else 9000
     v, d, sv, sd, c, rng = _rows(n, seed=7 + slots)
-    kw = {}
-    if mask:
-        kw["has_subsystem"] = rng.random(n) < 0.7
-    if flags:
-        kw["flags"] = rng.choice(np.array([0, 1, 2, 4, 8, 9, 15], np.uint32), n)
-    if slots:
-        kw.update(group=np.sort(rng.integers(0, 40, n)), domain=np.zeros(n, np.uint32),
-                  bus=rng.choice(np.array([1, 2], np.uint8), n), slot=rng.choice(np.array([0, 1], np.uint8), n))
+    kw = _variant(rng, n, mask, flags, slots)
     args = (v, d, sv, sd, c) if subsystem else (v, d, None, None, c)
     out = (np.full(n, 99, np.uint8), np.full(n, 99, np.int16), np.full(n, 99, np.uint16))
     got = core.match_devices(t, *args, **kw, out=out)

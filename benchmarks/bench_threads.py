@@ -4,9 +4,8 @@ Group ``classify threads`` times the same 8M devices (2M with
 GPUCLASS_BENCH_QUICK=1) classified by the compiled kernel:
 
 - gpuclass: split into one chunk per CPU (at most 4), one thread each (the calling thread
-  one of them), each writing its
-  answers into its slice of three output arrays allocated once for the call
-  (``match_devices(..., out=...)``): no copy joins them;
+  one of them), each writing its answers into its slice of three output arrays allocated
+  once for the call (``match_devices(..., out=...)``): no copy joins them;
 - baseline: the whole array in one call on one thread (which allocates its outputs too).
 
 The ratio (one thread / threaded) is the speed-up threads buy; the goal is

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 else:
     from .lazy import NamedTuple
 
-__all__ = ["NearMissInfo", "near_miss", "device_label", "unsupported_label", "marketing_name",
+__all__ = ["NearMissInfo", "near_miss", "device_label", "unsupported_label", "UnsupportedLabels", "marketing_name",
            "default_names", "NO_NAMES"]
 
 
@@ -141,3 +141,30 @@ def unsupported_label(db: Any, vendor: int | None, device: int | None, name: str
     ids = f"{vendor:04x}:{device:04x}"
     known = device_label(db, vendor, device) or name
     return f"{known} ({ids})" if known else ids
+
+
+class UnsupportedLabels:
+    """:func:`unsupported_label` of GPUs by ID (keys ``vendor << 16 | device``), each named
+    once: one is shared by the tables a device-table audit gives out batch by batch, and by
+    the reports of a run of lspci dumps (a fleet has a few dozen such models).  The
+    database is found and loaded when a first label is asked for (``db``: the one to use
+    instead).
+
+    >>> UnsupportedLabels()(0x10DE_1E30)
+    'TU102GL [Quadro RTX 6000/8000] (10de:1e30)'
+    """
+
+    __slots__ = ("_db", "_labels")
+
+    def __init__(self, db: DeviceNames | None = None) -> None:
+        self._db = db
+        self._labels: dict[int, str] = {}
+
+    def __call__(self, key: int) -> str:
+        label = self._labels.get(key)
+        if label is None:
+            if self._db is None:
+                from .db import default_database
+                self._db = default_database()
+            label = self._labels[key] = unsupported_label(self._db, key >> 16, key & 0xFFFF)
+        return label

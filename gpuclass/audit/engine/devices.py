@@ -422,7 +422,7 @@ class DeviceEngine:
 
     def _labels(self, db: DeviceNames | None) -> Any:
         """The labels shared by the tables given out for ``db`` (each named once a run)."""
-        from ..results.table import UnsupportedLabels
+        from ...pcinames import UnsupportedLabels
 
         if self._names is None or self._names_db is not db:
             self._names, self._names_db = UnsupportedLabels(db), db

@@ -16,7 +16,7 @@ import numpy as np
 from ...classify import classify_table
 from ...constants import SUPPORTED, UNSUPPORTED
 from ...errors import SourceError
-from ...pcinames import unsupported_label
+from ...pcinames import UnsupportedLabels
 from ...policy import compile_policy
 from ...sources.lspci import parse_lspci
 from ..render import (EMPTY_DUMP, cannot_read, card_entries, conflicts, finish, not_a_dump, unreadable_line,
@@ -33,7 +33,7 @@ def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, p
                       source: str = "lspci") -> Iterator[ServerReport]:
     """One report per ``(server, lspci text)``; an exception in place of the text flags the row."""
     compiled = compile_policy(policy)
-    db = None
+    labels = UnsupportedLabels()  # the database is found at the first unsupported GPU
     for row, (server, text) in enumerate(dumps, 1):
         r = ServerReport(row, source, server)
         if isinstance(text, Exception):
@@ -62,10 +62,7 @@ def audit_lspci_dumps(dumps: Iterable[tuple[str, str | bytes | Exception]], *, p
         r.cards = card_entries(compiled, counts, "id", evidence)
         unsupported: dict[str, int] = {}
         for i in np.flatnonzero(res.status == UNSUPPORTED).tolist():
-            if db is None:
-                from ...db import default_database
-                db = default_database()
-            label = unsupported_label(db, int(table.vendor[i]), int(table.device[i]))
+            label = labels(int(table.vendor[i]) << 16 | int(table.device[i]))
             unsupported[label] = unsupported.get(label, 0) + 1
         unsupported_entries(r, unsupported)
         for i in np.flatnonzero(table.invalid_mask()).tolist():

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import constants as C
+from ...pcinames import UnsupportedLabels
 from ...printable import utf8_text
 from ..pool import pooled_empty
 from ..render import (NO_SERVER, card_entries, device_conflicts, finish, problem, rule_evidence, unsupported_entries,
@@ -38,35 +39,7 @@ if TYPE_CHECKING:
 
     from ...records import DeviceNames
 
-__all__ = ["AuditTable", "UnsupportedLabels"]
-
-
-class UnsupportedLabels:
-    """The pci.ids labels of unsupported GPUs (keys ``vendor << 16 | device``), each named
-    once: one is shared by the tables an audit gives out batch by batch (a fleet has a few
-    dozen such models, and each table named them again).  The database is found and loaded
-    when a first label is asked for (``db``: the one to use instead).
-
-    >>> UnsupportedLabels()(0x10DE_1E30)
-    'TU102GL [Quadro RTX 6000/8000] (10de:1e30)'
-    """
-
-    __slots__ = ("_db", "_labels")
-
-    def __init__(self, db: DeviceNames | None = None) -> None:
-        self._db = db
-        self._labels: dict[int, str] = {}
-
-    def __call__(self, key: int) -> str:
-        label = self._labels.get(key)
-        if label is None:
-            from ...pcinames import unsupported_label
-
-            if self._db is None:
-                from ...db import default_database
-                self._db = default_database()
-            label = self._labels[key] = unsupported_label(self._db, key >> 16, key & 0xFFFF)
-        return label
+__all__ = ["AuditTable"]
 
 
 class AuditTable:

@@ -34,7 +34,10 @@ gpuclass.documents.DocumentError: a[0][0]...[0][0] (100 levels): nested deeper t
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a command's output imports no typing
+    from typing import Any, Iterator
 
 __all__ = ["MAX_DEPTH", "MAX_YAML_DEPTH", "MAX_INT_DIGITS", "ALIAS_BUDGET", "MAX_OTHER_KEYS",
            "DocumentError", "load_json", "iter_json_lines", "iter_yaml", "load_yaml", "check_tree",

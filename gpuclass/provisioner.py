@@ -9,7 +9,9 @@ virtualization facts.  :func:`plan` turns a report into an
 reason a person can read in the provisioning log.
 
 Both models are pydantic and round-trip through JSON, so a report taken in the
-rescue system can be planned, or diagnosed, elsewhere.
+rescue system can be planned, or diagnosed, elsewhere.  The decisions themselves are
+made on plain data by :mod:`gpuclass.planning` (what ``gpuclass plan`` prints without
+importing pydantic); these functions validate its dicts into the models.
 
 >>> report = HardwareReport.example("rtx-4000-sff-ada")
 >>> p = plan(report)
@@ -26,21 +28,11 @@ True
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .constants import (
-    DEVICE_PLUGIN_DEFAULT_CONFIG,
-    GPU_CLASSES,
-    GPU_LABEL,
-    GPU_RESOURCE,
-    HOST_LABELS,
-    RUNTIME_CLASS,
-    accepted_kernel_modules,
-)
-from .errors import SourceError
+from .constants import GPU_CLASSES, GPU_LABEL, GPU_RESOURCE
 from .models import DeviceClassification, GpuCard, NodeGpuSummary, TimeSlicing
 from .policy.nodes import NodeDecision, decide_node
 
@@ -71,11 +63,9 @@ class CpuReport(BaseModel):
     @classmethod
     def from_facts(cls, facts: Any) -> CpuReport:
         """From a :class:`gpuclass.sources.cpu.CpuFacts`."""
-        d = facts.to_dict()
-        return cls(vendor=d["vendor"], model_name=d["model_name"], logical_cpus=d["logical_cpus"],
-                   vmx=d["vmx"], svm=d["svm"], hypervisor=d["hypervisor"],
-                   kvm_device=d["kvm_device"],
-                   hardware_virtualization=d["hardware_virtualization"], reason=d["reason"])
+        from .planning import cpu_data
+
+        return cls(**cpu_data(facts))
 
 
 class HardwareReport(BaseModel):
@@ -144,57 +134,23 @@ class HardwareReport(BaseModel):
                      domain=np.zeros(n, np.uint32), bus=np.arange(1, n + 1, dtype=np.uint8),
                      slot=np.zeros(n, np.uint8), function=np.zeros(n, np.uint8), policy=compiled)
         flags = {"intel": "vmx", "amd": "svm", "vm": "hypervisor", "nested": "vmx hypervisor"}[cpu]
-        facts = replace(parse_cpuinfo(f"processor\t: 0\nflags\t\t: fpu {flags}\n"), kvm_device=True)
+        facts = parse_cpuinfo(f"processor\t: 0\nflags\t\t: fpu {flags}\n")._replace(kvm_device=True)
         return _result_report("example", "example", n, r, CpuReport.from_facts(facts), [])
-
-
-def _report(root: str, source: str, n_devices: int, compiled: Any, status: list[int], card: list[int],
-            devices: list[DeviceClassification], summary: NodeGpuSummary, cpu: CpuReport | None,
-            warnings: list[str]) -> HardwareReport:
-    """The report of a classified machine: ``devices`` are those of a status other than
-    NOT_GPU, in order."""
-    from .constants import NOT_GPU, SUPPORTED, UNSUPPORTED
-
-    kept = [s for s in status if s != NOT_GPU]
-    used = sorted({c for s, c in zip(status, card) if s == SUPPORTED})
-    return HardwareReport(
-        root=root, source=source, pci_devices=n_devices, devices=devices,
-        supported_gpus=[d for d, s in zip(devices, kept) if s == SUPPORTED],
-        unsupported_gpus=[d for d, s in zip(devices, kept) if s == UNSUPPORTED],
-        cards=[compiled.gpu_card(c) for c in used], summary=summary,
-        time_slicing=TimeSlicing(replicas=compiled.slices_per_card,
-                                 fail_requests_greater_than_one=compiled.fail_requests_greater_than_one),
-        cpu=cpu, warnings=[*summary.warnings, *warnings])
 
 
 def _result_report(root: str, source: str, n_devices: int, result: Any, cpu: CpuReport | None,
                    warnings: list[str], db: Any = None) -> HardwareReport:
-    """:func:`_report` of a ClassificationResult (bare arrays: :meth:`HardwareReport.example`)."""
+    """The report of a ClassificationResult (bare arrays: :meth:`HardwareReport.example`)."""
     from .constants import NOT_GPU
+    from .planning import report_data
 
     status = result.status.tolist()
     keep = [i for i, s in enumerate(status) if s != NOT_GPU]
-    devices = result.devices(db, keep) if keep else []
-    return _report(root, source, n_devices, result.compiled, status, result.card.tolist(), devices,
-                   result.summary().node(0, name=root), cpu, warnings)
-
-
-def _scan_devices(scan: Any) -> list[DeviceClassification]:
-    """A machine scan's devices (other than NOT_GPU) as models: each record's shared fields
-    and its verdict, as :meth:`ClassificationResult.devices` makes them."""
-    from .constants import NOT_GPU
-    from .models import NearMiss
-    from .records import DEVICE_FIELDS
-
-    verdict_fields = ("status", "card", "card_name", "slices", "note")
-    out = []
-    for i, (st, rec) in enumerate(zip(scan.status, scan.records)):
-        if st != NOT_GPU:
-            miss = rec["near_miss"]
-            out.append(DeviceClassification(index=i, **{k: rec[k] for k in DEVICE_FIELDS},
-                                            **{k: rec[k] for k in verdict_fields},
-                                            near_miss=NearMiss(**miss) if miss else None))
-    return out
+    devices = [d.model_dump(mode="json") for d in result.devices(db, keep)] if keep else []
+    summary = result.summary().node(0, name=root).model_dump(mode="json")
+    return HardwareReport.model_validate(report_data(
+        root, source, n_devices, result.compiled, status, result.card.tolist(), devices, summary,
+        None if cpu is None else cpu.model_dump(mode="json"), warnings))
 
 
 def inspect(root: str | os.PathLike[str] = "/", *, policy: PolicyArg = None,
@@ -216,29 +172,17 @@ def inspect(root: str | os.PathLike[str] = "/", *, policy: PolicyArg = None,
     disk rather than a live system) leaves ``cpu`` unset with a warning, and
     :func:`plan` then leaves the secure runtime out.
 
+    The report is :func:`gpuclass.planning.inspect_data`'s, validated.
+
     >>> import tempfile
     >>> inspect(tempfile.mkdtemp())  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     gpuclass.errors.SourceError: .../sys/bus/pci/devices: ...
     """
-    from .machine import scan_machine
-    from .sources.cpu import cpu_facts
+    from .planning import inspect_data
 
-    root_s = os.fspath(root)
-    scan = scan_machine(root_s, policy=policy, db=db, names=names)
-    warnings = []
-    try:
-        facts = cpu_facts(root_s)
-    except SourceError as exc:
-        cpu = None
-        warnings.append(f"CPU facts unavailable ({exc}); the secure runtime is left out")
-    else:
-        cpu = CpuReport.from_facts(facts)
-        warnings += list(facts.problems)
-    summary = NodeGpuSummary(**{**scan.summary, "node": root_s})
-    return _report(root_s, scan.source, scan.count, scan.compiled, scan.status, scan.card,
-                   _scan_devices(scan), summary, cpu, warnings)
+    return HardwareReport.model_validate(inspect_data(root, policy=policy, db=db, names=names))
 
 
 # -- the plan ---------------------------------------------------------------------
@@ -290,77 +234,6 @@ class InstallPlan(BaseModel):
                 self.host_labels]
 
 
-def _card_list(cards: list[GpuCard], counts: dict[str, int]) -> str:
-    return ", ".join(f"{counts.get(c.id, 0)}x {c.name} ({c.family})" for c in cards)
-
-
-def _family(name: str) -> str:
-    return name.replace("-", " ").title()
-
-
-def _kernel_module(report: HardwareReport, decided: NodeDecision) -> Decision:
-    """The flavour every card present accepts (NVIDIA's matrix: Blackwell open only, Pascal
-    proprietary only, Turing to Hopper either), the policy's preference where both fit:
-    the node decision's, explained."""
-    cards = report.cards
-    counts = report.summary.cards
-    if not cards:
-        return Decision(name="kernel-module", install=False,
-                        reason="no supported card: no NVIDIA kernel module")
-    if decided.kernel_conflict is not None:
-        return Decision(name="kernel-module", install=False, conflict=True,
-                        reason=decided.kernel_conflict)
-    flavour = decided.kernel_module
-    accepted = {c.id: accepted_kernel_modules(c.family, c.kernel_module) for c in cards}
-    only = sorted({_family(c.family) for c in cards if accepted[c.id] == (flavour,)})
-    either = sorted({_family(c.family) for c in cards if len(accepted[c.id]) > 1})
-    why = []
-    if only:
-        why.append(f"{' and '.join(only)} {'need' if len(only) > 1 else 'needs'} the {flavour} modules")
-    if either:
-        why.append(f"{' and '.join(either)} {'work' if len(either) > 1 else 'works'} with either"
-                   + ("" if only else f" (the {flavour} modules are the policy's choice)"))
-    return Decision(name="kernel-module", install=True,
-                    value={"flavour": flavour, "accepted": list(decided.accepted)},
-                    reason=f"{flavour} modules for {_card_list(cards, counts)}: " + "; ".join(why))
-
-
-def _device_plugin(report: HardwareReport, decided: NodeDecision) -> Decision:
-    """Time-slicing with the policy's settings; one replicas value per node."""
-    s, sharing = report.summary, report.time_slicing
-    if decided.slices_conflict is not None:
-        return Decision(name="device-plugin", install=False, conflict=True,
-                        reason=decided.slices_conflict)
-    replicas = decided.replicas
-    fail = sharing.fail_requests_greater_than_one
-    return Decision(
-        name="device-plugin", install=True,
-        value={"resource": GPU_RESOURCE, "replicas": replicas, "slices": s.slices,
-               "fail_requests_greater_than_one": fail, "rename_by_default": False,
-               "config": decided.config or DEVICE_PLUGIN_DEFAULT_CONFIG},
-        reason=f"{s.supported_cards} supported card(s) x {replicas} replicas give {s.slices} "
-               f"{GPU_RESOURCE} by time-slicing, under Capacity and Allocatable; "
-               + ("a request above 1 per container fails" if fail else
-                  "requests above 1 are allowed (failRequestsGreaterThanOne: false)"))
-
-
-def _secure_runtime(report: HardwareReport) -> Decision:
-    cpu = report.cpu
-    if cpu is None:
-        return Decision(name="secure-runtime", install=False,
-                        reason="CPU facts unavailable: cannot show hardware virtualization")
-    if not cpu.hardware_virtualization:
-        return Decision(name="secure-runtime", install=False, reason=cpu.reason)
-    if not cpu.kvm_device:
-        return Decision(name="secure-runtime", install=False,
-                        reason=cpu.reason + "; the runtime needs /dev/kvm (load kvm_intel or "
-                                            "kvm_amd, and check virtualization is on in firmware)")
-    ext = "vmx" if cpu.vmx else "svm"
-    return Decision(name="secure-runtime", install=True, value={"runtime_class": RUNTIME_CLASS},
-                    reason=f"{ext} on bare metal and /dev/kvm present: pods may use "
-                           f"runtimeClassName: {RUNTIME_CLASS}")
-
-
 def plan(report: HardwareReport) -> InstallPlan:
     """Decide what the machine of ``report`` needs.
 
@@ -388,40 +261,6 @@ def plan(report: HardwareReport) -> InstallPlan:
         from .errors import InputError
 
         raise InputError(f"plan: expected a HardwareReport, got {type(report).__name__}")
-    s = report.summary
-    gpu = s.supported_cards > 0
-    decided = report.node_decision()
-    kmod = _kernel_module(report, decided)
-    unsupported = [d.name or f"{d.vendor}:{d.device}" for d in report.unsupported_gpus]
-    if not gpu:
-        why = ("no supported card" + (f" (unsupported: {'; '.join(unsupported)})" if unsupported
-                                      else ": no NVIDIA GPU found"))
-        driver = Decision(name="nvidia-driver", install=False, reason=why)
-        plugin = Decision(name="device-plugin", install=False, reason=why)
-    else:
-        plugin = _device_plugin(report, decided)
-        driver = Decision(name="nvidia-driver", install=True, value={"kernel_module": kmod.value.get("flavour")},
-                          reason=f"supported card(s): {_card_list(report.cards, s.cards)}")
-    blocking = [d for d in (kmod, plugin) if d.conflict]
-    conflicts = list(decided.conflicts)  # the reasons of the blocking decisions, in order
-    if blocking:
-        why = "blocked by the " + " and ".join(d.name for d in blocking) + " conflict"
-        driver = Decision(name="nvidia-driver", install=False, conflict=True, reason=why)
-        if not plugin.conflict:
-            plugin = Decision(name="device-plugin", install=False, conflict=True, reason=why)
-        if not kmod.conflict:
-            kmod = Decision(name="kernel-module", install=False, conflict=True, reason=why)
-        hostl = Decision(name="host-labels", install=False, conflict=True,
-                         reason=why + ": the machine stays out of the GPU pool until resolved")
-    elif gpu:
-        hostl = Decision(name="host-labels", install=True, labels=dict(HOST_LABELS),
-                         reason="a supported card: the bare-metal host joins the GPU pool")
-    else:
-        hostl = Decision(name="host-labels", install=False,
-                         reason=driver.reason + ": the machine stays out of the GPU pool")
-    return InstallPlan(
-        root=report.root, gpu_node=gpu and not conflicts, cards=dict(s.cards),
-        slices=s.slices if not conflicts else 0, nvidia_driver=driver, kernel_module=kmod,
-        device_plugin=plugin, secure_runtime=_secure_runtime(report), host_labels=hostl,
-        node_labels=decided.labels, conflicts=conflicts,
-        warnings=list(report.warnings))
+    from .planning import plan_data
+
+    return InstallPlan.model_validate(plan_data(report.model_dump(mode="json")))

@@ -226,8 +226,8 @@ LAYERS = [
     ("gpuclass.devices", "gpuclass.models", "gpuclass.records"),
     ("gpuclass.db", "gpuclass.sources", "gpuclass.policy"),
     ("gpuclass.classify", "gpuclass.verdicts", "gpuclass.pcinames", "gpuclass.textmatch"),
-    ("gpuclass.machine", "gpuclass.provisioner", "gpuclass.k8s", "gpuclass.audit", "gpuclass.dask",
-     "gpuclass.report"),
+    ("gpuclass.machine", "gpuclass.planning", "gpuclass.provisioner", "gpuclass.k8s", "gpuclass.audit",
+     "gpuclass.dask", "gpuclass.report"),
     ("gpuclass.cli", "gpuclass.__main__", "gpuclass"),
 ]
 # The one arrow up, as pandas' DataFrame.to_csv: DeviceTable.to_lspci_text imports the

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 
-from .options import (EXIT_OK, UsageError, emit, emit_json, emit_lines, emit_table, given, hardware_report,
+from .options import (EXIT_OK, UsageError, emit, emit_json, emit_lines, emit_table, given, report_data,
                       outcome, printable, reject)
 
 NAME = "labels"
@@ -125,31 +125,35 @@ def run(args) -> int:
         return EXIT_OK
     if mode == "check":
         return _check(args)
-    report = hardware_report(args)
-    from ..provisioner import plan
+    from ..planning import plan_data
 
-    decided = plan(report)  # the one node decision: no labels until a conflict is resolved
-    rc = outcome(not decided.ok)
+    # the plan as plain data (gpuclass.planning): the one node decision, no labels until a
+    # conflict is resolved, without pydantic's import
+    report = report_data(args)
+    decided = plan_data(report)
+    conflicts = decided["conflicts"]
+    rc = outcome(bool(conflicts))
     if mode is not None:
         _publish(mode, args, decided)
-        _conflicts(decided.conflicts)
+        _conflicts(conflicts)
         return rc
-    labels = decided.node_labels
-    res = k8s_labels.expected_resources(report)  # empty under a conflict
-    host = decided.host_labels.labels
+    labels = decided["node_labels"]
+    res = k8s_labels.expected_resources(decided)  # empty under a conflict
+    host = decided["host_labels"]["labels"]
+    summary = report["summary"]
     if args.format != "table":
         emit({"node_labels": labels, "host_labels": host, **res,
-              "supported_cards": report.summary.supported_cards,
-              "cards": report.summary.cards, "conflicts": decided.conflicts}, args.format)
+              "supported_cards": summary["supported_cards"],
+              "cards": summary["cards"], "conflicts": conflicts}, args.format)
         return rc
-    none = "(none: conflict, see 'gpuclass plan')" if decided.conflicts else "(none: no supported card)"
+    none = "(none: conflict, see 'gpuclass plan')" if conflicts else "(none: no supported card)"
     rows = [("node labels", ", ".join(f"{k}={v}" for k, v in labels.items()) or none),
             ("host labels", ", ".join(f"{k}={v}" for k, v in host.items()) or none),
             ("capacity", ", ".join(f"{k}: {v}" for k, v in res["capacity"].items()) or none),
             ("allocatable", ", ".join(f"{k}: {v}" for k, v in res["allocatable"].items()) or none)]
-    if report.summary.cards:
-        rows.append(("cards", ", ".join(f"{k} x{v}" for k, v in report.summary.cards.items())))
-    rows += [("conflict", c) for c in decided.conflicts]
+    if summary["cards"]:
+        rows.append(("cards", ", ".join(f"{k} x{v}" for k, v in summary["cards"].items())))
+    rows += [("conflict", c) for c in conflicts]
     emit_table(rows)
     sys.stdout.flush()
     return rc

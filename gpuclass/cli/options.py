@@ -33,7 +33,7 @@ from ..printable import printable
 
 __all__ = ["FORMATS", "EXIT_OK", "EXIT_PROBLEM", "EXIT_USAGE", "EXIT_INPUT", "outcome", "SHARED", "UsageError", "HelpFormatter", "add_option", "add_command",
            "emit", "emit_json", "emit_yaml", "emit_table", "emit_lines", "printable", "given", "reject",
-           "require", "hardware_report", "load_report", "yes", "exit_codes"]
+           "require", "hardware_report", "report_data", "load_report", "yes", "exit_codes"]
 
 FORMATS = ("table", "json", "yaml")
 
@@ -233,14 +233,24 @@ def emit_lines(lines: list[str]) -> None:
 def hardware_report(args: argparse.Namespace):
     """The HardwareReport of ``--report FILE`` or of the machine at ``--root`` (named from
     ``--db`` unless ``--no-names``)."""
-    from ..provisioner import inspect
-
     if getattr(args, "report", None):
         return load_report(args.report)
+    from ..provisioner import HardwareReport
+
+    return HardwareReport.model_validate(report_data(args))
+
+
+def report_data(args: argparse.Namespace) -> dict:
+    """:func:`hardware_report` as plain data (:mod:`gpuclass.planning`): a machine's report
+    without pydantic; a saved ``--report`` is validated through its model first."""
+    from ..planning import inspect_data
+
+    if getattr(args, "report", None):
+        return load_report(args.report).model_dump(mode="json")
     if getattr(args, "db", None) is not None and getattr(args, "no_names", False):
         raise UsageError("--db and --no-names contradict each other")
-    return inspect(args.root or "/", policy=getattr(args, "policy", None),
-                   db=getattr(args, "db", None), names=not getattr(args, "no_names", False))
+    return inspect_data(args.root or "/", policy=getattr(args, "policy", None),
+                        db=getattr(args, "db", None), names=not getattr(args, "no_names", False))
 
 
 def load_report(path: str):

@@ -14,7 +14,7 @@ proceeds without names).
 
 from __future__ import annotations
 
-from .options import emit, emit_lines, emit_table, hardware_report, outcome, reject, yes
+from .options import emit, emit_lines, emit_table, outcome, reject, report_data, yes
 
 NAME = "plan"
 HELP = "what the provisioner installs on this machine, and why"
@@ -29,51 +29,58 @@ EXAMPLES = """examples:
 OPTIONS = ("root|report", "policy", "format", "db|no-names")
 
 
-def value_text(d) -> str:
+def value_text(d: dict) -> str:
     """A decision's choice in a table cell: its labels, else its value's scalars."""
-    if d.labels:
-        return ",".join(f"{k}={v}" for k, v in d.labels.items())
-    if "resource" in d.value and "replicas" in d.value:
-        return f"{d.value['resource']}, {d.value['replicas']} per card"
-    items = [(k, v) for k, v in d.value.items() if not isinstance(v, (list, dict))]
+    if d["labels"]:
+        return ",".join(f"{k}={v}" for k, v in d["labels"].items())
+    value = d["value"]
+    if "resource" in value and "replicas" in value:
+        return f"{value['resource']}, {value['replicas']} per card"
+    items = [(k, v) for k, v in value.items() if not isinstance(v, (list, dict))]
     if len(items) == 1:
         return str(items[0][1])
     return ",".join(f"{k}={v}" for k, v in items) or "-"
 
 
+DECISIONS = ("nvidia_driver", "kernel_module", "device_plugin", "secure_runtime", "host_labels")
+
+
 def run(args) -> int:
-    from ..provisioner import plan
+    from ..planning import plan_data
 
     if args.report is not None:  # the report was classified and named when it was taken
         reject(args, ("policy", "db", "no_names"), "with --report (the report is already classified)")
-    report = hardware_report(args)
-    result = plan(report)
+    # plain data (gpuclass.planning): the provisioner's decisions without pydantic's import
+    report = report_data(args)
+    result = plan_data(report)
+    ok = not result["conflicts"]
     if args.format != "table":
-        emit({"report": report.model_dump(mode="json"), "plan": result.model_dump(mode="json")},
-             args.format)
-        return outcome(not result.ok)
+        emit({"report": report, "plan": result}, args.format)
+        return outcome(not ok)
     rows = [("DECISION", "INSTALL", "VALUE", "REASON")]
-    for d in result.decisions():
-        rows.append((d.name, "CONFLICT" if d.conflict else yes(d.install), value_text(d), d.reason))
+    for d in (result[k] for k in DECISIONS):
+        rows.append((d["name"], "CONFLICT" if d["conflict"] else yes(d["install"]), value_text(d),
+                     d["reason"]))
     emit_table(rows)
-    out = ["", f"machine: {report.root} ({report.pci_devices} PCI functions)"]
-    supported = report.summary.supported_cards
-    if result.gpu_node:
-        out.append("node labels: " + ", ".join(f"{k}={v}" for k, v in result.node_labels.items()))
-        out.append(f"nvidia.com/gpu: {result.slices} (Capacity and Allocatable)")
+    out = ["", f"machine: {report['root']} ({report['pci_devices']} PCI functions)"]
+    supported = report["summary"]["supported_cards"]
+    if result["gpu_node"]:
+        out.append("node labels: " + ", ".join(f"{k}={v}" for k, v in result["node_labels"].items()))
+        out.append(f"nvidia.com/gpu: {result['slices']} (Capacity and Allocatable)")
     elif supported:
         out.append(f"node labels: none until the conflict is resolved ({supported} supported "
                    "card(s) found)")
     else:
         out.append("node labels: none (no supported card)")
-    if report.cpu is not None:
-        cpu = report.cpu
-        out.append(f"cpu: {cpu.model_name or cpu.vendor or 'unknown'}, {cpu.logical_cpus} logical CPUs")
-    blocked = [d.name for d in (result.kernel_module, result.device_plugin)
-               if d.conflict and d.reason in result.conflicts]
+    cpu = report["cpu"]
+    if cpu is not None:
+        out.append(f"cpu: {cpu['model_name'] or cpu['vendor'] or 'unknown'}, "
+                   f"{cpu['logical_cpus']} logical CPUs")
+    blocked = [d["name"] for d in (result["kernel_module"], result["device_plugin"])
+               if d["conflict"] and d["reason"] in result["conflicts"]]
     if blocked:  # the reasons are in the table above: say them once
         out.append(f"conflict: {', '.join(blocked)} (see above): nothing GPU-related is installed "
                    "until it is resolved")
-    out += [f"warning: {w}" for w in result.warnings]
+    out += [f"warning: {w}" for w in result["warnings"]]
     emit_lines(out)
-    return outcome(not result.ok)
+    return outcome(not ok)

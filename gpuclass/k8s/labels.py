@@ -34,7 +34,6 @@ and how GPU Feature Discovery's labels name the cards.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
 
 from ..constants import (
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -44,12 +43,16 @@ from ..constants import (
     GPU_RESOURCE,
 )
 from ..errors import InputError
-from ..models import NodeGpuSummary
+from ..planning import is_plan_data
 from ..policy.nodes import NodeDecision, config_name
-from .types import ConfigMap, DevicePluginConfig, ExpectedResources, NodePatch
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing and the TypedDicts cost a labels command 8 ms
+    from typing import Any
+
+    from ..models import NodeGpuSummary
     from ..policy import PolicyArg
+    from .types import ConfigMap, DevicePluginConfig, ExpectedResources, NodePatch
 
 __all__ = ["node_decision", "node_labels", "labels_patch", "expected_gpus", "expected_resources",
            "device_plugin_config", "device_plugin_configmap", "config_name", "node_config",
@@ -61,6 +64,8 @@ DEFAULT_CONFIG_KEY = DEVICE_PLUGIN_DEFAULT_CONFIG
 
 def node_summary(hw: Any) -> NodeGpuSummary:
     """The node rollup of a HardwareReport or a NodeGpuSummary."""
+    from ..models import NodeGpuSummary
+
     if isinstance(hw, NodeGpuSummary):
         return hw
     summary = getattr(hw, "summary", None)
@@ -71,11 +76,16 @@ def node_summary(hw: Any) -> NodeGpuSummary:
 
 def node_decision(hw: Any) -> NodeDecision:
     """The node decision (:func:`gpuclass.policy.nodes.decide_node`) of a HardwareReport, an
-    InstallPlan (the decision it was planned with) or a NodeGpuSummary (the decision of
-    the rollup that made it)."""
+    InstallPlan (the decision it was planned with) or one as plain data (a
+    :func:`gpuclass.planning.plan_data`, the ``plan`` of ``gpuclass plan -o json``), or a
+    NodeGpuSummary (the decision of the rollup that made it)."""
     decide = getattr(hw, "node_decision", None)
     if callable(decide):  # a HardwareReport: decided from its cards
         return decide()
+    if is_plan_data(hw):
+        labels, conflicts = dict(hw["node_labels"]), list(hw["conflicts"])
+        return NodeDecision(labels=labels, conflicts=conflicts,
+                            config=labels.get(DEVICE_PLUGIN_CONFIG_LABEL))
     from ..provisioner import InstallPlan
 
     if isinstance(hw, InstallPlan):
@@ -134,9 +144,16 @@ def labels_patch(hw: Any, node: str | None = None, *, remove_stale: bool = False
 
 def expected_gpus(hw: Any) -> int:
     """``nvidia.com/gpu`` the node must advertise: supported cards x slices per card; 0 when
-    the cards conflict (nothing GPU-related is installed then)."""
+    the cards conflict (nothing GPU-related is installed then).  ``hw`` is a HardwareReport,
+    an InstallPlan (its ``slices``; or the plan as plain data) or a NodeGpuSummary."""
     if not node_decision(hw).ok:
         return 0
+    if is_plan_data(hw):
+        return int(hw["slices"])
+    from ..provisioner import InstallPlan
+
+    if isinstance(hw, InstallPlan):
+        return hw.slices
     return node_summary(hw).slices
 
 
@@ -144,9 +161,9 @@ def expected_resources(hw: Any) -> ExpectedResources:
     """Expected ``capacity`` and ``allocatable`` (quantities as strings, as in Node.status);
     empty for a node without a supported card (or with a conflict), where no device plugin
     runs."""
-    n = expected_gpus(hw)
-    res = {GPU_RESOURCE: str(n)} if n else {}
-    return {"capacity": dict(res), "allocatable": dict(res)}
+    from ..planning import expected_resources_of
+
+    return expected_resources_of(expected_gpus(hw))
 
 
 def device_plugin_config(policy: PolicyArg = None, *, replicas: int | None = None,

@@ -22,12 +22,15 @@ Quantities are read by :mod:`gpuclass.k8s.quantity`.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ..documents import DocumentError, iter_json_lines, iter_yaml, load_json, looks_like_json
 from ..errors import ManifestError, SourceError
 from ..inputs import input_name, read_input
 from .quantity import MAX_QUANTITY_CHARS, parse_quantity, quantity_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a command's YAML output imports no typing
+    from typing import Any
 
 __all__ = ["load_documents", "read_documents", "read_text", "check_shape", "as_object", "as_objects",
            "wire_form", "parse_quantity", "quantity_text", "dig", "meta_str", "dump_yaml",

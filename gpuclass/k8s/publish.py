@@ -32,12 +32,16 @@ autopilot.syself.com/gpu=true
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..constants import GPU_LABEL, GPU_POOL_LABEL, HOST_LABELS, NFD_NODE_NAME_LABEL
 from ..errors import InputError
+from ..planning import is_plan_data
 from .labels import node_decision
-from .types import HostPatch, NodeFeature
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
+    from typing import Any
+
+    from .types import HostPatch, NodeFeature
 
 __all__ = ["nfd_feature_file", "node_feature", "host_labels_patch", "NFD_FEATURES_DIR",
            "NFD_FEATURE_FILE", "NFD_NAMESPACE", "POOL_LABEL_NOTE", "HOST_API_VERSION", "HOST_KIND"]
@@ -100,17 +104,22 @@ def host_labels_patch(hw: Any, host: str | None = None, *, remove_stale: bool = 
     """A ``HetznerBareMetalHost`` merge patch with the plan's host labels: ``hardware: gpu``
     for a machine with a supported card and no conflict, nothing otherwise (``null``
     with ``remove_stale``, which takes a host out of the GPU pool).  ``hw`` is a
-    HardwareReport or its InstallPlan.
+    HardwareReport or its InstallPlan, or the plan as plain data
+    (:func:`gpuclass.planning.plan_data`).
 
     ``kubectl patch hetznerbaremetalhost HOST -n NS --type merge -p "$(...)"``.
     """
-    from ..provisioner import HardwareReport, InstallPlan, plan
+    if is_plan_data(hw):
+        planned: dict[str, str] = hw["host_labels"]["labels"]
+    else:
+        from ..provisioner import HardwareReport, InstallPlan, plan
 
-    if isinstance(hw, HardwareReport):
-        hw = plan(hw)
-    if not isinstance(hw, InstallPlan):
-        raise InputError(f"expected a HardwareReport or InstallPlan, got {type(hw).__name__}")
-    labels: dict[str, str | None] = dict(hw.host_labels.labels)
+        if isinstance(hw, HardwareReport):
+            hw = plan(hw)
+        if not isinstance(hw, InstallPlan):
+            raise InputError(f"expected a HardwareReport or InstallPlan, got {type(hw).__name__}")
+        planned = hw.host_labels.labels
+    labels: dict[str, str | None] = dict(planned)
     if not labels and remove_stale:
         labels = {k: None for k in HOST_LABELS}
     patch: HostPatch = {"apiVersion": HOST_API_VERSION, "kind": HOST_KIND, "metadata": {}}

@@ -21,9 +21,12 @@ from __future__ import annotations
 import math
 import numbers
 from fractions import Fraction
-from typing import Any
 
 from ..errors import QuantityError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
+    from typing import Any
 
 __all__ = ["parse_quantity", "quantity_text", "MAX_QUANTITY_CHARS", "MAX_ORDER", "MAX_ALLOWED"]
 

@@ -170,10 +170,15 @@ class CompiledPolicy:
         """The :class:`gpuclass.models.GpuCard` of a card index."""
         from ..models import GpuCard
 
+        return GpuCard(**self.card_data(index))
+
+    def card_data(self, index: int) -> dict:
+        """The supported card model of a card index as plain data: the fields of
+        :class:`gpuclass.models.GpuCard`, in its order (a report's ``cards`` entry)."""
         c = self.cards[index]
         ids = [":".join(f"{x:04x}" for x in m if x is not None) for m in c["match"]]
-        return GpuCard(id=c["id"], name=c["name"], family=c["family"],
-                       kernel_module=c["kernel_module"], slices=c["slices"], device_ids=ids)
+        return {"id": c["id"], "name": c["name"], "family": c["family"],
+                "kernel_module": c["kernel_module"], "slices": c["slices"], "device_ids": ids}
 
 
 def _freeze(value: Any) -> Any:

@@ -17,16 +17,21 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass, field, replace
 
 from ..inputs import kind_of, lstat_beneath, read_beneath
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:  # without importing typing (nor dataclasses: ast, inspect): plan's start
+    from ..lazy import NamedTuple
 
 __all__ = ["CpuFacts", "parse_cpuinfo", "cpu_facts"]
 
 
-@dataclass(frozen=True)
-class CpuFacts:
-    """What the provisioner needs to know about the CPU.
+class CpuFacts(NamedTuple):
+    """What the provisioner needs to know about the CPU (a named tuple, immutable:
+    ``facts._replace(kvm_device=True)`` gives a changed copy).
 
     ``kvm_device`` is ``None`` when not checked (text-only input); ``problems``
     says what was found where a file of the machine should be and was not (a
@@ -38,7 +43,7 @@ class CpuFacts:
     family: int | None = None
     model: int | None = None
     logical_cpus: int = 0
-    flags: frozenset[str] = field(default_factory=frozenset)
+    flags: frozenset[str] = frozenset()
     kvm_device: bool | None = None
     problems: tuple[str, ...] = ()
 
@@ -172,4 +177,4 @@ def cpu_facts(root: str | os.PathLike = "/") -> CpuFacts:
     text = read_beneath(root_s, "proc/cpuinfo", "cpuinfo").decode("utf-8", errors="replace")
     facts = parse_cpuinfo(text)
     kvm, problems = _kvm(root_s)
-    return replace(facts, kvm_device=kvm, problems=problems)
+    return facts._replace(kvm_device=kvm, problems=problems)

@@ -154,6 +154,41 @@ def test_root_and_report_are_exclusive(machines, tmp_path):
     assert run("plan", "--root", machines["gex44"], "--report", tmp_path / "r").returncode == 2
 
 
+@pytest.mark.parametrize("name", ["gex44", "gex130", "turing", "pascal_ada", "conflict"])
+def test_plan_and_labels_print_the_models_answers(machines, name):
+    """``plan`` and ``labels`` decide on plain data (gpuclass.planning); what they print is
+    what the pydantic models and the Kubernetes helpers of the library give, in every
+    format and every labels mode, and YAML without anchors."""
+    from gpuclass.k8s.labels import expected_resources, labels_patch
+    from gpuclass.k8s.publish import POOL_LABEL_NOTE, host_labels_patch, nfd_feature_file, node_feature
+    from gpuclass.provisioner import inspect, plan
+
+    root = machines[name]
+    report = inspect(root)
+    planned = plan(report)
+    rc = 1 if planned.conflicts else 0
+    doc = {"report": report.model_dump(mode="json"), "plan": planned.model_dump(mode="json")}
+    proc = run("plan", "--root", root, "-o", "json")
+    assert proc.returncode == rc and proc.stdout == json.dumps(doc, indent=2) + "\n"
+    yml = run("plan", "--root", root, "-o", "yaml").stdout
+    assert "&id" not in yml and yaml.safe_load(yml) == doc
+    labels = {"node_labels": planned.node_labels, "host_labels": planned.host_labels.labels,
+              **expected_resources(report), "supported_cards": report.summary.supported_cards,
+              "cards": report.summary.cards, "conflicts": planned.conflicts}
+    assert json.loads(run("labels", "--root", root, "-o", "json").stdout) == labels
+    objects = {("--patch", "--node", "w1"): labels_patch(planned, "w1"),
+               ("--patch", "--remove-stale"): labels_patch(planned, remove_stale=True),
+               ("--host-patch", "--host", "bm-1"): host_labels_patch(planned, "bm-1"),
+               ("--host-patch", "--remove-stale"): host_labels_patch(planned, remove_stale=True),
+               ("--node-feature", "--node", "w1", "-o", "json"): node_feature(planned, "w1")}
+    for args, obj in objects.items():
+        proc = run("labels", "--root", root, *args)
+        assert proc.returncode == rc and json.loads(proc.stdout) == obj, args
+    nf = run("labels", "--root", root, "--node-feature", "--node", "w1").stdout
+    assert nf.startswith(f"# {POOL_LABEL_NOTE}\n") and yaml.safe_load(nf) == node_feature(planned, "w1")
+    assert run("labels", "--root", root, "--nfd").stdout == nfd_feature_file(planned)
+
+
 # -- labels -------------------------------------------------------------------------
 
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import subprocess
 import sys
 
 import fakemachine
 import fakesys
 import pytest
-from fakesys import FakeDevice, Link
 from helpers import outside_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,7 +23,6 @@ from gpuclass import machine
 from gpuclass.cli import scan
 from gpuclass.db import PciDatabase
 
-NV = 0x10DE
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLICY = os.path.join(REPO, "examples", "policy.yaml")
 EXAMPLE = os.path.join(REPO, "examples", "gpu-server")
@@ -116,57 +113,8 @@ def test_without_a_cache_the_table_path_answers_and_writes_it(tmp_path, monkeypa
 
 # -- generated machines ------------------------------------------------------------
 
-_GPU_IDS = [0x1B80, 0x1B06, 0x27B0, 0x26B1, 0x2BB1, 0x2BB4, 0x2BB5, 0x27B2, 0x1E30, 0x2204, 0x1B38]
-_BROKEN = [{"vendor": None}, {"class": "0xZZ0000\n"}, {"device": ""}, {"vendor": Link("/etc/hostname")},
-           {"numa_node": "99999999999\n"}, {"sriov_numvfs": "-99999999999\n"}]
-
-
-@st.composite
-def machines(draw):
-    """A machine of a few cards: GPUs (allowlisted, look-alikes, the subsystem-told Quadro)
-    with their audio and USB functions, NICs with VFs, other devices, sometimes a
-    broken one; subsystems present, absent or unprogrammed."""
-    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
-    out: list[FakeDevice] = []
-    for bus in range(1, draw(st.integers(1, 7)) + 1):
-        base = f"0000:{bus:02x}:00"
-        kind = rng.randrange(5)
-        sub = rng.choice([(NV, 0x12BA), (NV, 0x129E), (0x1028, 0x1234), (0, 0), (0xFFFF, 0xFFFF), (None, None)])
-        if kind <= 1:
-            vendor = NV if rng.random() < 0.85 else rng.choice([0x1002, 0x8086])
-            cls = rng.choice([0x030000, 0x030200, 0x038000])
-            out.append(FakeDevice(f"{base}.0", vendor, rng.choice(_GPU_IDS), cls, *sub,
-                                  revision=0xA1, driver=rng.choice(["nvidia", None, "vfio-pci"]),
-                                  boot_vga=rng.choice([0, 1, None]), iommu_group=bus,
-                                  numa_node=rng.choice([-1, 0, 1, None])))
-            for fn, (dev, fcls) in enumerate([(0x22BC, 0x040300), (0x1AD8, 0x0C0330), (0x1AD9, 0x0C8000)][
-                    :rng.randrange(4)], start=1):
-                out.append(FakeDevice(f"{base}.{fn}", vendor, dev, fcls, *sub, iommu_group=bus))
-        elif kind == 2:
-            out.append(FakeDevice(f"{base}.0", 0x15B3, 0x101D, 0x020000, 0x15B3, 0x0043,
-                                  driver="mlx5_core", sriov_totalvfs=8, sriov_numvfs=2))
-            for fn in range(1, 3):
-                out.append(FakeDevice(f"{base}.{fn}", 0x15B3, 0x101E, 0x020000, 0x15B3, 0x0043,
-                                      physfn=f"{base}.0"))
-        elif kind == 3:  # a GPU's virtual functions (a vGPU-capable card)
-            out.append(FakeDevice(f"{base}.0", NV, 0x26B1, 0x030200, NV, 0x16A1, sriov_totalvfs=4,
-                                  sriov_numvfs=2))
-            for fn in range(4, 6):
-                out.append(FakeDevice(f"{base}.{fn}", NV, 0x26B1, 0x030200, NV, 0x16A1, physfn=f"{base}.0"))
-        else:
-            out.append(FakeDevice(f"{base}.0", rng.choice([0x144D, 0x8086, 0x1A03]),
-                                  rng.randrange(0x10000), rng.choice([0x010802, 0x060400, 0x030000]),
-                                  *sub))
-    if rng.random() < 0.3:
-        victim = rng.randrange(len(out))
-        out[victim].raw = dict(rng.choice(_BROKEN))
-    if rng.random() < 0.1:
-        out.append(FakeDevice("garbage", NV, 0x2BB4, 0x030000))
-    return out
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(devices=machines(), policy=st.sampled_from([None, POLICY]), no_names=st.booleans())
+@given(devices=fakemachine.generated_machines(), policy=st.sampled_from([None, POLICY]), no_names=st.booleans())
 def test_generated_machines_read_alike(tmp_path_factory, monkeypatch, devices, policy, no_names):
     root = tmp_path_factory.mktemp("machine")
     fakesys.write_tree(root, devices)
@@ -190,11 +138,18 @@ def _run_twice(tmp_path, args: list[str], heavy: tuple[str, ...]):
     (["scan", "--root", EXAMPLE], 0),
     (["lookup", "10de:1e30:10de:12ba", "10de:27b0", "1234:5678", "-o", "json"], 1),  # 1234:5678 unknown
     (["plan", "--root", EXAMPLE, "-o", "json"], 0),
-], ids=["scan", "lookup", "plan"])
+    (["plan", "--root", EXAMPLE], 0),
+    (["labels", "--root", EXAMPLE], 0),
+    (["labels", "--root", EXAMPLE, "--nfd"], 0),
+    (["labels", "--root", EXAMPLE, "--patch", "--node", "n1"], 0),
+    (["labels", "--root", EXAMPLE, "--host-patch", "-o", "yaml"], 0),
+], ids=["scan", "lookup", "plan-json", "plan", "labels", "labels-nfd", "labels-patch", "labels-host-patch"])
 def test_the_process_imports_no_numpy(tmp_path, args, rc):
-    """``scan`` and ``lookup`` import neither numpy nor pydantic nor the compiled core once
-    the cache is there; ``plan`` (pydantic models) no numpy and no compiled core."""
-    heavy = ("numpy", "gpuclass._core") if args[0] == "plan" else ("numpy", "pydantic", "gpuclass._core")
+    """``scan``, ``lookup``, ``plan`` and ``labels`` import neither numpy nor pydantic nor
+    the compiled core once the cache is there (``plan`` and ``labels`` decide on plain data:
+    :mod:`gpuclass.planning`), nor ``dataclasses`` (which imports ``inspect`` and ``ast``)
+    nor ``typing`` (annotations are for type checkers)."""
+    heavy = ("numpy", "pydantic", "gpuclass._core", "gpuclass.models", "dataclasses", "typing")
     first, second = _run_twice(tmp_path, args, heavy)
     assert first.returncode == second.returncode == rc, second.stderr
     assert "heavy: []" not in first.stdout  # the first run builds the cache through the table path

@@ -35,7 +35,7 @@ from .constants import (
     accepted_kernel_modules,
 )
 from .errors import SourceError
-from .policy.nodes import decide_node
+from .policy.nodes import decide_node, family_title
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,10 +146,6 @@ def _card_list(cards: list[dict[str, Any]], counts: dict[str, int]) -> str:
     return ", ".join(f"{counts.get(c['id'], 0)}x {c['name']} ({c['family']})" for c in cards)
 
 
-def _family(name: str) -> str:
-    return name.replace("-", " ").title()
-
-
 def _kernel_module(report: dict[str, Any], decided: Any) -> dict[str, Any]:
     """The flavour every card present accepts (NVIDIA's matrix: Blackwell open only, Pascal
     proprietary only, Turing to Hopper either), the policy's preference where both fit:
@@ -162,8 +158,8 @@ def _kernel_module(report: dict[str, Any], decided: Any) -> dict[str, Any]:
         return _decision("kernel-module", False, decided.kernel_conflict, conflict=True)
     flavour = decided.kernel_module
     accepted = {c["id"]: accepted_kernel_modules(c["family"], c["kernel_module"]) for c in cards}
-    only = sorted({_family(c["family"]) for c in cards if accepted[c["id"]] == (flavour,)})
-    either = sorted({_family(c["family"]) for c in cards if len(accepted[c["id"]]) > 1})
+    only = sorted({family_title(c["family"]) for c in cards if accepted[c["id"]] == (flavour,)})
+    either = sorted({family_title(c["family"]) for c in cards if len(accepted[c["id"]]) > 1})
     why = []
     if only:
         why.append(f"{' and '.join(only)} {'need' if len(only) > 1 else 'needs'} the {flavour} modules")

@@ -84,17 +84,19 @@ def node_decision(hw: Any) -> NodeDecision:
         return decide()
     if is_plan_data(hw):
         labels, conflicts = dict(hw["node_labels"]), list(hw["conflicts"])
-        return NodeDecision(labels=labels, conflicts=conflicts,
-                            config=labels.get(DEVICE_PLUGIN_CONFIG_LABEL))
-    from ..provisioner import InstallPlan
-
-    if isinstance(hw, InstallPlan):
+    elif isinstance(hw, _install_plan()):
         labels, conflicts = dict(hw.node_labels), list(hw.conflicts)
     else:
         s = node_summary(hw)
         labels, conflicts = dict(s.labels), list(s.conflicts)
     return NodeDecision(labels=labels, conflicts=conflicts,
                         config=labels.get(DEVICE_PLUGIN_CONFIG_LABEL))
+
+
+def _install_plan() -> type:
+    from ..provisioner import InstallPlan
+
+    return InstallPlan
 
 
 def node_config(hw: Any) -> str | None:
@@ -150,9 +152,7 @@ def expected_gpus(hw: Any) -> int:
         return 0
     if is_plan_data(hw):
         return int(hw["slices"])
-    from ..provisioner import InstallPlan
-
-    if isinstance(hw, InstallPlan):
+    if isinstance(hw, _install_plan()):
         return hw.slices
     return node_summary(hw).slices
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 else:
     from ..lazy import NamedTuple
 
-__all__ = ["NodeDecision", "decide_node", "config_name"]
+__all__ = ["NodeDecision", "decide_node", "config_name", "family_title"]
 
 
 def config_name(replicas: int) -> str:
@@ -88,13 +88,14 @@ def _fact(card: Any, name: str) -> Any:
     return card[name] if isinstance(card, dict) else getattr(card, name)
 
 
-def _family(name: str) -> str:
+def family_title(name: str) -> str:
+    """A GPU family as a reason names it (``ada-lovelace``: ``Ada Lovelace``)."""
     return name.replace("-", " ").title()
 
 
 def _kernel_conflict(cards: list[Any], accepted: list[tuple[str, ...]]) -> str:
     only = {m: [c for c, a in zip(cards, accepted) if a == (m,)] for m in ("open", "proprietary")}
-    needs = {m: sorted({_family(_fact(c, "family")) for c in only[m]}) for m in only}
+    needs = {m: sorted({family_title(_fact(c, "family")) for c in only[m]}) for m in only}
     # No "; " in the sentence: a flat audit cell joins a server's problems with it.
     named = ", ".join(f"{m} for " + " and ".join(_fact(c, "name") for c in only[m]) for m in only)
     return (f"{' and '.join(needs['open'])} needs the open kernel modules and "

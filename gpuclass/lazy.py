@@ -1,6 +1,8 @@
 """What keeps imports cheap: names a package exports but imports on first use (a module
-``__getattr__``), and named tuples declared as :class:`typing.NamedTuple` declares them
-without importing :mod:`typing` (a listing audit starts in the time a script takes).
+``__getattr__``), named tuples declared as :class:`typing.NamedTuple` declares them
+without importing :mod:`typing` (a listing audit starts in the time a script takes), and
+regular expressions compiled when first used (:mod:`re` imports :mod:`enum`: a few ms of
+every ``gpuclass scan`` that never matched one).
 
 >>> import sys, types
 >>> pkg = types.ModuleType("demo"); sys.modules["demo"] = pkg
@@ -20,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-__all__ = ["lazy_exports", "compiled_function", "NamedTuple"]
+__all__ = ["lazy_exports", "compiled_function", "NamedTuple", "Pattern"]
 
 
 def compiled_function(module: str, name: str) -> Any:
@@ -80,3 +82,29 @@ class NamedTuple(metaclass=_NamedTupleMeta):
     >>> p, p.norm1(), p._asdict(), Point(1) == (1, 0)
     (Point(x=3, y=-4), 7, {'x': 3, 'y': -4}, True)
     """
+
+
+class Pattern:
+    """A regular expression (no flags) that :func:`re.compile` compiles when one of its
+    methods is first asked for; from then on the compiled pattern's methods are this
+    object's own.
+
+    >>> word = Pattern(r"[a-z]+")
+    >>> word.findall("pci ids 10de"), word.fullmatch("gpu") is not None, word.pattern
+    (['pci', 'ids', 'de'], True, '[a-z]+')
+    """
+
+    _METHODS = ("match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "split")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in self._METHODS:
+            raise AttributeError(name)
+        import re
+
+        compiled = re.compile(self.pattern)
+        for method in self._METHODS:
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)

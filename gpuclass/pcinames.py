@@ -13,7 +13,7 @@ labelled the same way everywhere and a look-alike of an allowlisted card says so
 
 from __future__ import annotations
 
-import re
+from .lazy import Pattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,8 +49,8 @@ class NearMissInfo(NamedTuple):
 
 
 # the first innermost bracket ("[" excluded inside: otherwise "[[[[..." is quadratic)
-_BRACKET = re.compile(r"\[([^\[\]]+)\]")
-_MODEL_NUMBER = re.compile(r"(?<![0-9])([0-9]{3,5})")
+_BRACKET = Pattern(r"\[([^\[\]]+)\]")
+_MODEL_NUMBER = Pattern(r"(?<![0-9])([0-9]{3,5})")
 
 
 def marketing_name(name: str) -> str:

@@ -51,7 +51,7 @@ def invocations() -> list[list[str]]:
 def pages() -> dict[str, list[list[str]]]:
     """Page file name -> the command lines whose help it holds."""
     from gpuclass.cli.commands import COMMANDS
-    from gpuclass.cli.main import build_parser
+    from gpuclass.cli.parser import build_parser
 
     out: dict[str, list[list[str]]] = {"index.md": [[]]}
     for name in COMMANDS:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from .options import EXIT_OK, HelpFormatter, add_options, emit, emit_table, exit_codes
+from .options import EXIT_OK, add_options, emit, emit_table, exit_codes
+from .parser import HelpFormatter
 
 NAME = "db"
 HELP = "the PCI ID database: info, compile"

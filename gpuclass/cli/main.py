@@ -19,50 +19,17 @@ and every ``gpuclass COMMAND --help`` answer without importing numpy or pydantic
 
 from __future__ import annotations
 
-import argparse
 import errno
-import importlib
 import os
 import sys
 
-import gpuclass
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 from ..errors import GpuclassError, InputError, missing_extra
 from ..printable import ESCAPE_ERRORS
 from .options import EXIT_INPUT, EXIT_OK, EXIT_USAGE, UsageError, printable
-
-EPILOG = """examples:
-  gpuclass scan                          classify this machine's GPUs: cards, slices
-  gpuclass plan                          what the provisioner installs here, and why
-  gpuclass labels --patch --node NAME    the node's GPU label as a merge patch
-  gpuclass labels --configmap            the device plugin's time-slicing ConfigMap
-  gpuclass validate-pod pod.yaml         one nvidia.com/gpu per container at most
-  gpuclass diagnose node.yaml            why GPU pods do not schedule on a node
-  gpuclass lookup 10de:27b0              names of a vendor:device
-  gpuclass lookup 10de:1e30:10de:12ba    ... and of a subsystem
-  gpuclass db info -o json               which pci.ids is in use
-  gpuclass policy show                   the allowlist policy in use, as YAML
-
-Every command prints a table by default and JSON or YAML with -o json|yaml
-(--format is an alias). Exit codes: 0 success, 1 a problem found, 2 usage error,
-3 unreadable input; each command's --help says what they mean for it.
-"""
-
-
-class _Version(argparse.Action):
-    """``--version``: the version and the core in use (a checkout whose core is not built,
-    or a failed load, runs the pure-Python twin: many times slower, same answers)."""
-
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
-        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        from .. import _native
-
-        core = ("compiled core" if _native.core.IS_COMPILED
-                else f"pure-Python core: {_native.COMPILED_IMPORT_ERROR}")
-        sys.stdout.write(printable(f"gpuclass {gpuclass.__version__} ({core})") + "\n")
-        parser.exit()
 
 
 class _ClosedStdout:
@@ -111,40 +78,6 @@ def _stdout_closed() -> int:
     return EXIT_INPUT
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one line and exit code 2."""
-
-    def error(self, message):  # noqa: D401 - argparse API
-        self.exit(EXIT_USAGE, f"gpuclass: error: {message}\n")
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``gpuclass`` parser: with ``only``, that command alone with its options (the
-    others cannot be reached from its command line); without, every command by name and
-    summary, for ``gpuclass --help``.  Neither imports anything heavy."""
-    from .commands import COMMANDS
-    from .options import HelpFormatter, add_command
-
-    parser = _Parser(
-        prog="gpuclass",
-        description="Classify server hardware for a bare-metal Kubernetes GPU platform.",
-        epilog=EPILOG,
-        formatter_class=HelpFormatter,
-    )
-    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
-    for name, modname in COMMANDS.items():
-        if only is not None and name != only:
-            continue  # parsing one command needs no other: each parser costs a few ms
-        module = importlib.import_module(modname)
-        if name == only:
-            add_command(sub, module)
-        else:
-            sub.add_parser(name, help=module.HELP)
-    return parser
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the command is: what it was writing is cleaned up as for
     Ctrl-C (a half-written -o file's temporary is removed), and the exit is 143."""
@@ -152,7 +85,10 @@ class Terminated(KeyboardInterrupt):
 
 def terminate_as_interrupt() -> None:
     """For the command's own process (``console``): SIGTERM raises :class:`Terminated`."""
-    import signal
+    try:  # the C module: ``signal`` wraps it in enums, whose import is a few ms of a start
+        import _signal as signal
+    except ImportError:  # an interpreter without it
+        import signal  # type: ignore[no-redef]
 
     def terminated(signum, frame):
         raise Terminated()
@@ -186,24 +122,17 @@ def _stdin_twice(args: argparse.Namespace) -> str:
     return " and ".join(dict.fromkeys(where)) if len(set(where)) > 1 else f"{where[0]} {len(where)} times"
 
 
-def main(argv: list[str] | None = None) -> int:
+def _argparse(argv: list[str]) -> object:
+    """``argv`` parsed by argparse (:mod:`gpuclass.cli.parser`): the namespace, or the exit
+    code where argparse ended the command (``--help`` 0, a usage error 2)."""
     from .commands import COMMANDS
+    from .parser import build_parser
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if sys.stdout is None:  # started with descriptor 1 closed: fail at the first write
-        sys.stdout = _ClosedStdout()
-    # Under any locale: what the terminal cannot show is escaped, never a crash.
-    for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            try:
-                stream.reconfigure(errors=ESCAPE_ERRORS)
-            except (ValueError, OSError):  # a stream that cannot be reconfigured
-                pass
     # Build only the command that runs; the others are names and summaries.
     only = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(only if only in COMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        return parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help (0) or usage error (2)
         if exc.code:
             return int(exc.code)
@@ -220,6 +149,28 @@ def main(argv: list[str] | None = None) -> int:
         if not _stdout_failed(exc):
             raise
         return _stdout_closed()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .commands import COMMANDS
+    from .quickargs import parse as quick_parse
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdout is None:  # started with descriptor 1 closed: fail at the first write
+        sys.stdout = _ClosedStdout()
+    # Under any locale: what the terminal cannot show is escaped, never a crash.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors=ESCAPE_ERRORS)
+            except (ValueError, OSError):  # a stream that cannot be reconfigured
+                pass
+    args = quick_parse(argv, COMMANDS)  # None: argparse must parse this line
+    if args is None:
+        parsed = _argparse(argv)
+        if isinstance(parsed, int):
+            return parsed
+        args = parsed
     twice = _stdin_twice(args)
     if twice:
         print(printable(f"gpuclass: error: standard input can be read once: '-' is given to {twice}"),

@@ -20,18 +20,17 @@ never silently ignored.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-from types import ModuleType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from types import ModuleType
     from typing import Any
 
 from ..printable import printable
 
-__all__ = ["FORMATS", "EXIT_OK", "EXIT_PROBLEM", "EXIT_USAGE", "EXIT_INPUT", "outcome", "SHARED", "UsageError", "HelpFormatter", "add_option", "add_command",
+__all__ = ["FORMATS", "EXIT_OK", "EXIT_PROBLEM", "EXIT_USAGE", "EXIT_INPUT", "outcome", "SHARED", "UsageError", "add_option", "add_command",
            "emit", "emit_json", "emit_yaml", "emit_table", "emit_lines", "printable", "given", "reject",
            "require", "hardware_report", "report_data", "load_report", "yes", "exit_codes"]
 
@@ -75,47 +74,6 @@ class UsageError(Exception):
     """Options that do not fit together: reported as one line, exit code 2."""
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Help text that reads the same on every Python: ``-o, --output FORMAT`` (the metavar
-    once), examples as written, one-line paragraphs (descriptions, exit codes) wrapped to
-    the terminal, only when help is printed."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        if width is None:  # argparse asks shutil, whose import costs a parse more than it does
-            width = _terminal_columns() - 2
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        import textwrap
-
-        return "\n\n".join(
-            textwrap.fill(par, width, initial_indent=indent, subsequent_indent=indent)
-            if "\n" not in par.strip("\n") and not par.startswith(" ") else par
-            for par in text.split("\n\n"))
-
-    def _format_action_invocation(self, action: argparse.Action) -> str:
-        if not action.option_strings or action.nargs == 0:
-            return ", ".join(action.option_strings) or super()._format_action_invocation(action)
-        metavar = self._format_args(action, self._get_default_metavar_for_optional(action))
-        return f"{', '.join(action.option_strings)} {metavar}"
-
-
-def _terminal_columns() -> int:
-    """``$COLUMNS``, else the width of the terminal on standard output, else 80 (the
-    rule of :func:`shutil.get_terminal_size`)."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
 def add_option(parser: Any, name: str, help: str | None = None) -> argparse.Action:
     """Add the shared option ``name`` to a parser or group (``help`` rewords it)."""
     flags, kwargs = SHARED[name]
@@ -146,8 +104,7 @@ def add_command(sub: Any, module: ModuleType) -> argparse.ArgumentParser:
     """The subparser of a command module (see the module docstring)."""
     codes = exit_codes(module)
     epilog = module.EXAMPLES + (f"\n{codes}\n" if codes else "")
-    p = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION,
-                       epilog=epilog, formatter_class=HelpFormatter)
+    p = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION, epilog=epilog)
     arguments = getattr(module, "arguments", None)
     if arguments is not None:
         arguments(p)

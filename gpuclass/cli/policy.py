@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from .options import EXIT_OK, HelpFormatter, add_option, exit_codes
+from .options import EXIT_OK, add_option, exit_codes
+from .parser import HelpFormatter
 
 NAME = "policy"
 HELP = "show the allowlist policy (default or a file) as YAML"

@@ -13,12 +13,12 @@ b'#'
 from __future__ import annotations
 
 import os
-import re
 
 from ..compression import STDLIB_KINDS, SUFFIXES, compression_of, decompressing
 from ..compression import errors as compression_errors
 from ..errors import PciIdsError, SourceError
 from ..inputs import input_name, read_input
+from ..lazy import Pattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -186,7 +186,7 @@ def read_pci_ids(path: str | os.PathLike) -> bytes:
 
 
 # Whitespace is stripped in Python: a lazy group before "\s*$" backtracked quadratically.
-_HEADER_RE = re.compile(rb"^#[ \t]*(Version|Date):([^\n]*)", re.MULTILINE)
+_HEADER_RE = Pattern(rb"(?m)^#[ \t]*(Version|Date):([^\n]*)")
 
 
 def header_info(data: bytes) -> dict[str, str | None]:

@@ -33,7 +33,6 @@ and how GPU Feature Discovery's labels name the cards.
 
 from __future__ import annotations
 
-import re
 
 from ..constants import (
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -43,6 +42,7 @@ from ..constants import (
     GPU_RESOURCE,
 )
 from ..errors import InputError
+from ..lazy import Pattern
 from ..planning import is_plan_data
 from ..policy.nodes import NodeDecision, config_name
 
@@ -246,7 +246,7 @@ def device_plugin_configmap(policy: PolicyArg = None, *, name: str = "nvidia-dev
 
 # -- GPU Feature Discovery ------------------------------------------------------------
 
-_GFD_DROPPED = re.compile(r"[^A-Za-z0-9\-_. ]")
+_GFD_DROPPED = Pattern(r"[^A-Za-z0-9\-_. ]")
 
 
 def gfd_sanitise(name: str) -> str:

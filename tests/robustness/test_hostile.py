@@ -23,6 +23,7 @@ import pytest
 
 from gpuclass import PciDatabase
 from gpuclass.errors import GpuclassError, ManifestError, NotLspciOutput, PciIdsError, PolicyError
+from gpuclass.lazy import Pattern
 from gpuclass.sources import lspci
 
 STRESS = os.environ.get("GPUCLASS_STRESS") == "1"
@@ -346,6 +347,8 @@ def _module_patterns():
         except (OSError, TypeError):
             continue
         for name, value in vars(m).items():
+            if isinstance(value, Pattern):  # compiled when first used (a command's start)
+                value = re.compile(value.pattern)
             # each pattern under the module that defines it, not every module importing it
             if isinstance(value, re.Pattern) and re.search(rf"^{name}\s*=", source, re.M):
                 found[f"{mod.name}.{name}"] = value
@@ -369,7 +372,6 @@ REVIEWED = {
     "gpuclass.sources.lspci.mm._OPTIONS": [" -r00 " * 20000],
     "gpuclass.sources.lspci.columns.DOMAIN": ["0" * 100000],
     "gpuclass.sources.lspci.columns.HEX4": ["0" * 100000],
-    "gpuclass.ids._ADDRESS": ["0" * 100000, "0000:" * 20000],
     "gpuclass.sources.modalias._MODALIAS": ["pci:v" + "0" * 100000, "pci:v00000000d" * 10000],
     "gpuclass.k8s.labels._GFD_DROPPED": ["\u00e9" * 100000, "a " * 50000 + "\u00e9", "-" * 100000],
     "gpuclass.k8s.nodefacts._COUNT": ["1" * 100000, "1" * 100000 + "x", "\u00b2" * 100000],
@@ -377,7 +379,6 @@ REVIEWED = {
                                       b"#Version:x" + b" " * 100000 + b"y"],
     "gpuclass.pcinames._BRACKET": ["[" * 100000, "[a" * 50000],
     "gpuclass.db.cache._SHA256": ["a" * 100000, "0" * 63 + "x" * 100000],
-    "gpuclass.db.aliases._TARGET": ["pciids-" + "0" * 100000, "pciids-" * 20000],
     "gpuclass.pcinames._MODEL_NUMBER": ["1" * 100000 + "x"],
     "gpuclass.sources.lspci.columns.DEC": ["-" * 100000, "1" * 100000 + "x"],
     "gpuclass.textmatch.normalize._SPACES": [b" " * 100000 + b"x", b" x" * 50000],

@@ -5,7 +5,8 @@ A command module declares ``NAME``, ``HELP``, ``DESCRIPTION``, ``EXAMPLES``,
 exclusive group), optionally ``OPTION_HELP`` (its own wording for a shared
 option) and ``arguments(parser)`` for options of its own, and ``run(args)``
 returning the exit code.  The "Exit codes:" paragraph of its docstring closes its
-``--help``.  :func:`add_command` builds its parser from that.
+``--help``.  :func:`add_command` builds its parser from that, and the same calls on a
+recorder are what :mod:`gpuclass.cli.quickargs` reads a plain command line with.
 
 Every command that prints data takes ``-o``/``--output`` (``--format`` is an alias)
 with ``table``, ``json`` or ``yaml``, as kubectl does.  An option that does not

@@ -14,6 +14,7 @@ import sys
 
 import fakemachine
 import fakesys
+import helpers
 import pytest
 from helpers import outside_tree
 from hypothesis import HealthCheck, given, settings
@@ -166,6 +167,29 @@ def test_the_process_imports_no_numpy(tmp_path, args, rc):
     assert first.stdout.split("heavy:")[0] == second.stdout.split("heavy:")[0]
     if args[0] == "lookup":
         assert '"sdevice_name": "Quadro RTX 6000"' in second.stdout
+
+
+def _imported(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """A process and the modules it imported (``PYTHONPROFILEIMPORTTIME``'s report)."""
+    proc = subprocess.run(argv, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True,
+                          cwd=outside_tree())
+    names = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    return proc, names
+
+
+def test_the_installed_command_imports_no_re(tmp_path):
+    """The command as installed (``bin/gpuclass``: an entry point's launcher would import
+    ``re``) runs ``scan`` without importing ``re``, ``enum``, argparse or numpy beyond what
+    the interpreter's own start imports (an editable install's finder imports ``re``)."""
+    env = {**os.environ, "GPUCLASS_CACHE_DIR": str(tmp_path / "cache")}
+    _, start = _imported([sys.executable, "-c", "pass"], env)
+    argv = [*helpers.COMMAND, "scan", "--root", EXAMPLE]
+    first, _ = _imported(argv, env)  # writes the cache
+    second, names = _imported(argv, env)
+    assert first.returncode == second.returncode == 0, second.stderr[-2000:]
+    assert first.stdout == second.stdout and "supported cards: 2" in second.stdout
+    assert "gpuclass.cli.main" in names  # the report is the command's
+    assert not {"re", "enum", "argparse", "gettext", "numpy", "pydantic"} & (names - start)
 
 
 @pytest.mark.parametrize("name", ["gex44", "gex130", "sriov", "broken", "turing", "empty"])

@@ -17,6 +17,7 @@ the wheel carries it and an installed gpuclass finds it without the source tree.
 import glob
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy
@@ -80,7 +81,10 @@ extensions = [
 
 
 class BuildPyWithData(build_py):
-    """Copy the bundled pci.ids into the built package."""
+    """Copy the bundled pci.ids into the built package, with its compiled cache: a fresh
+    machine's first command (a rescue system's at every boot) maps it instead of importing
+    numpy to parse the text (``gpuclass.db.locate.shipped_cache``).  The cache is compiled
+    by the pure-Python core of these sources, before any extension is built."""
 
     def run(self):
         super().run()
@@ -88,6 +92,12 @@ class BuildPyWithData(build_py):
         dst_dir = os.path.join(self.build_lib, "gpuclass", "data")
         os.makedirs(dst_dir, exist_ok=True)
         shutil.copyfile(src, os.path.join(dst_dir, "pci.ids"))
+        for old in glob.glob(os.path.join(dst_dir, "pci.ids-*.gpcdb")):  # a previous build's
+            os.unlink(old)
+        env = {**os.environ, "GPUCLASS_NO_EXTENSIONS": "1",
+               "PYTHONPATH": os.pathsep.join(filter(None, [HERE, os.environ.get("PYTHONPATH")]))}
+        subprocess.run([sys.executable, "-c", "import sys; from gpuclass.db.database import write_shipped_cache; "
+                        "write_shipped_cache(sys.argv[1], sys.argv[2])", src, dst_dir], env=env, check=True)
 
 
 REQUIRE_COMPILED = os.environ.get("GPUCLASS_REQUIRE_COMPILED") == "1"

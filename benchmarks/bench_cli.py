@@ -15,6 +15,9 @@ Groups (each run in the same session, compared by median):
   for ``scan``: within 3x ``lspci -nn``
   (issue 30; ``goal`` on the lspci baseline is 1/3), ``plan``, ``labels`` and ``lookup``
   reported.
+- ``cli start: plan, fresh machine``: ``gpuclass plan`` with an empty cache directory each
+  round, as in a rescue system at every boot (an installed wheel maps the compiled
+  database it ships), against the same baselines; reported.
 
 Run: ``python -m pytest benchmarks/bench_cli.py --benchmark-only``
 """
@@ -26,6 +29,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import fakemachine
@@ -100,7 +104,10 @@ def test_import_numpy_for_scan(benchmark, rounds):
 
 
 _START_COMMANDS = {"scan": ("scan",), "plan": ("plan",), "labels": ("labels",),
-                   "lookup": ("lookup", "10de:27b0")}
+                   "lookup": ("lookup", "10de:27b0"),
+                   # a rescue system at every boot: no cache of its own (an installed wheel
+                   # ships the bundled database compiled: gpuclass.db.locate.shipped_cache)
+                   "plan, fresh machine": ("plan",)}
 START_GOAL = 1 / 3  # gpuclass scan within 3x lspci -nn (issue 30)
 
 
@@ -110,7 +117,7 @@ def _this_machine() -> None:
 
 
 @pytest.mark.parametrize("command", sorted(_START_COMMANDS))
-def test_gpuclass_command_start(benchmark, rounds, command):
+def test_gpuclass_command_start(benchmark, rounds, command, tmp_path):
     """The whole process of a command as typed on this machine (exit 1, a flagged device
     or a conflict, is an answer too).  Before each round, untimed by pytest-benchmark, the
     baselines run once and are timed here: ``extra_info["interleaved"]`` holds the medians
@@ -121,6 +128,7 @@ def test_gpuclass_command_start(benchmark, rounds, command):
     benchmark.extra_info["role"] = "gpuclass"
     env, cmd = _env(), [*helpers.COMMAND, *_START_COMMANDS[command]]
     cwd = helpers.outside_tree()
+    fresh = str(tmp_path)
     baselines = {"python -c pass": [sys.executable, "-c", "pass"]}
     lspci = shutil.which("lspci")
     if lspci is not None:
@@ -134,8 +142,11 @@ def test_gpuclass_command_start(benchmark, rounds, command):
             times[name].append(time.perf_counter() - t)
 
     def once():
+        run_env = env
+        if command.endswith("fresh machine"):
+            run_env = {**env, "GPUCLASS_CACHE_DIR": tempfile.mkdtemp(dir=fresh)}
         t = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, cwd=cwd)
         times["gpuclass"].append(time.perf_counter() - t)
         assert proc.returncode in (0, 1), proc.stderr
         return proc.stdout

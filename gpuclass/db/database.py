@@ -36,11 +36,11 @@ from ..errors import CacheError, InputError, PciIdsError, SkippedLine
 from ..inputs import input_name, is_stdin
 from .aliases import alias_target, link_alias, retire_old, stat_alias, sweep_temps
 from .cache import ARRAYS, EagerArrays, cache_dir, make_cache_dir, read_cache, trust_problem, write_cache
-from .locate import header_info, read_pci_ids, resolve_path
+from .locate import header_info, read_pci_ids, resolve_path, shipped_cache_name
 from .names import NameRules
 from .vector import VectorLookups
 
-__all__ = ["PciDatabase", "default_database", "TABLES"]
+__all__ = ["PciDatabase", "default_database", "write_shipped_cache", "TABLES"]
 
 
 def _sha256(data: bytes) -> str:
@@ -336,3 +336,15 @@ def default_database(path: str | os.PathLike | None = None) -> PciDatabase:
     except OSError as exc:
         raise PciIdsError(os.fspath(src), None, f"cannot read: {exc.strerror or exc}") from None
     return _default(os.fspath(src), (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+
+
+def write_shipped_cache(src: str | os.PathLike, directory: str | os.PathLike) -> Path:
+    """Compile the pci.ids ``src`` into ``directory`` under the name
+    :func:`~gpuclass.db.locate.shipped_cache_name` gives its bytes, readable by all: what
+    the wheel's build (``setup.py``) ships beside the bundled file, so that a fresh
+    machine's first command maps it (:func:`~gpuclass.db.locate.shipped_cache`)."""
+    raw = Path(src).read_bytes()
+    db = PciDatabase.from_bytes(read_pci_ids(src), source="pci.ids")
+    path = db.save_compiled(Path(directory) / shipped_cache_name(raw))
+    os.chmod(path, 0o644)
+    return path

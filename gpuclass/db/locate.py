@@ -13,6 +13,7 @@ b'#'
 from __future__ import annotations
 
 import os
+import zlib
 
 from ..compression import STDLIB_KINDS, SUFFIXES, compression_of, decompressing
 from ..compression import errors as compression_errors
@@ -29,6 +30,8 @@ __all__ = [
     "SYSTEM_LOCATIONS",
     "bundled_path",
     "bundled_name",
+    "shipped_cache",
+    "shipped_cache_name",
     "system_pci_ids",
     "resolve_path",
     "resolve_name",
@@ -70,6 +73,39 @@ def bundled_name() -> str:
     if os.path.isfile(packaged):
         return packaged
     return os.path.join(os.path.dirname(package), "data", "pci.ids")
+
+
+def shipped_cache_name(data: bytes) -> str:
+    """The file name under which a wheel ships the compiled cache of the pci.ids ``data``
+    beside it: its length and CRC-32 (``pci.ids-1659114-0a1b2c3d.gpcdb``)."""
+    return f"pci.ids-{len(data)}-{zlib.crc32(data):08x}.gpcdb"
+
+
+def shipped_cache(src: str | os.PathLike) -> str | None:
+    """The compiled cache the wheel ships beside the bundled pci.ids, when ``src`` is that
+    file and the cache was compiled from its bytes as they are now (the name says their
+    length and CRC-32: :func:`shipped_cache_name`); else None (a source checkout, another
+    pci.ids, a bundled file changed since).
+
+    A fresh machine (a rescue system at every boot) has no cache of its own yet: its first
+    command maps this one (:func:`gpuclass.db.mapped.cached_names`) instead of importing
+    numpy to parse the text and write one, at the cost of reading the file once (about
+    1.5 ms).  Its contents are trusted as the user's own cache is, on the same checks:
+    owned by this user or root and writable by no one else, every array's CRC-32.
+    """
+    bundled = bundled_name()
+    if os.path.abspath(src) != os.path.abspath(bundled):
+        return None
+    directory = os.path.dirname(bundled)
+    try:
+        shipped = {n for n in os.listdir(directory) if n.startswith("pci.ids-") and n.endswith(".gpcdb")}
+        if not shipped:
+            return None
+        with open(bundled, "rb") as fh:
+            name = shipped_cache_name(fh.read(MAX_DECOMPRESSED + 1))
+    except OSError:
+        return None
+    return os.path.join(directory, name) if name in shipped else None
 
 
 def system_pci_ids(root: str | os.PathLike = "/") -> Path | None:

@@ -32,7 +32,7 @@ from ..cachedir import cache_dir, trust_problem
 from ..errors import CacheError
 from .aliases import alias_target, stat_alias
 from .layout import FORMATS, ITEMSIZE, TABLES, map_file, parse_head
-from .locate import resolve_name
+from .locate import resolve_name, shipped_cache
 from .names import NameRules
 
 __all__ = ["MappedNames", "cached_names", "names_for"]
@@ -81,20 +81,27 @@ class MappedNames(NameRules):
 def cached_names(path: str | os.PathLike | None = None) -> MappedNames | None:
     """The names of the pci.ids ``path`` (default: ``$GPUCLASS_PCI_IDS``, else the bundled
     file) from its compiled cache, where :meth:`PciDatabase.load` has written one that
-    this user can trust; None otherwise (no cache yet, a changed file, a refused
-    directory, a damaged cache, standard input)."""
+    this user can trust, or, for the bundled file of an installed wheel, the cache
+    compiled when the wheel was built (:func:`~gpuclass.db.locate.shipped_cache`); None
+    otherwise (no cache yet, a changed file, a refused directory, a damaged cache,
+    standard input)."""
     src = resolve_name(path)
     if src == "-":
         return None
     cdir = cache_dir()
-    if trust_problem(cdir) is not None:
-        return None
-    alias = stat_alias(cdir, src)
-    target = None if alias is None else alias_target(alias)
-    if target is None:
+    if trust_problem(cdir) is None:
+        alias = stat_alias(cdir, src)
+        target = None if alias is None else alias_target(alias)
+        if target is not None:
+            try:
+                return MappedNames(os.fspath(target))
+            except CacheError:
+                pass
+    shipped = shipped_cache(src)  # a wheel's bundled database, compiled when it was built
+    if shipped is None:
         return None
     try:
-        return MappedNames(os.fspath(target))
+        return MappedNames(shipped)
     except CacheError:
         return None
 

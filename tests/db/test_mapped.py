@@ -149,8 +149,19 @@ def test_a_link_or_a_fifo_is_refused(saved, tmp_path):
         MappedNames(str(fifo))
 
 
+def _own_copy(tmp_path, monkeypatch) -> Path:
+    """The default database as a copy of the bundled file: one without a wheel's shipped
+    cache (tests/db/test_shipped.py), so that only the user's cache can answer."""
+    src = tmp_path / "own" / "pci.ids"
+    src.parent.mkdir()
+    src.write_bytes(Path(bundled_name()).read_bytes())
+    monkeypatch.setenv("GPUCLASS_PCI_IDS", str(src))
+    return src
+
+
 def test_cached_names_only_after_a_load_wrote_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path / "cache"))
+    _own_copy(tmp_path, monkeypatch)
     assert cached_names() is None  # nothing written yet: the caller loads the usual way
     db = PciDatabase.load()
     mapped = cached_names()
@@ -170,8 +181,9 @@ def test_cached_names_only_after_a_load_wrote_the_cache(tmp_path, monkeypatch):
 def test_an_alias_out_of_the_directory_is_not_followed(tmp_path, monkeypatch, saved):
     cdir = tmp_path / "cache"
     monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(cdir))
+    src = _own_copy(tmp_path, monkeypatch)
     PciDatabase.load()
-    alias = aliases.stat_alias(str(cdir), bundled_name())
+    alias = aliases.stat_alias(str(cdir), str(src))
     os.unlink(alias)
     os.symlink(saved[1], alias)  # a cache file, but another directory's
     assert cached_names() is None

@@ -126,5 +126,3 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, help=module.HELP)
     return parser
-
-

@@ -15,9 +15,10 @@ decoded with U+FFFD as everywhere else.
 
 :func:`cached_names` finds the default database's cache the way
 :meth:`PciDatabase.load` does, through the alias named by the pci.ids file's
-identity, and answers None where there is none yet (or it cannot be trusted):
-the caller then loads the database the usual way, which writes the cache and
-the alias for the next start.  ``tests/db/test_mapped.py`` holds every lookup
+identity; where there is none yet, the bundled file of an installed wheel has the
+cache the wheel ships (:func:`~gpuclass.db.locate.shipped_cache`).  It answers None
+where neither is there (or can be trusted): the caller then loads the database the
+usual way, which writes the cache and the alias for the next start.  ``tests/db/test_mapped.py`` holds every lookup
 equal to :class:`PciDatabase`'s, over every key of the bundled database.
 """
 

@@ -40,10 +40,10 @@ class Unsupported(Exception):
 
 
 class _Option:
-    __slots__ = ("dest", "flag", "default", "choices", "group")
+    __slots__ = ("dest", "flag", "choices", "group")
 
-    def __init__(self, dest: str, flag: bool, default: Any, choices: Any, group: int | None) -> None:
-        self.dest, self.flag, self.default, self.choices, self.group = dest, flag, default, choices, group
+    def __init__(self, dest: str, flag: bool, choices: Any, group: int | None) -> None:
+        self.dest, self.flag, self.choices, self.group = dest, flag, choices, group
 
 
 _KNOWN = frozenset({"dest", "default", "choices", "metavar", "help", "action"})
@@ -101,7 +101,7 @@ class Declaration:
         default = kwargs.get("default", False if flag else None)
         if dest in self.dests or any(f in self.options for f in flags):
             raise Unsupported(f"{dest} declared twice")
-        option = _Option(dest, flag, default, kwargs.get("choices"), group)
+        option = _Option(dest, flag, kwargs.get("choices"), group)
         for f in flags:
             self.options[f] = option
         self.dests[dest] = default

@@ -1,5 +1,5 @@
 """A command line read without argparse, where argparse's answer is plain: the start of a
-boot-time command (``scan``, ``plan``, ``labels``, ``lookup``).
+boot-time command (``scan``, ``plan``, ``labels``, ``lookup``) and of an audit.
 
 Importing argparse imports ``re`` and ``enum``, and building a command's parser and
 looking up its messages imports ``gettext`` and ``locale``: together about 20 ms, half of
@@ -13,12 +13,14 @@ certain:
   ``--output=json``, ``-o json``), takes one value or none, and is given no value that
   starts with ``-`` (``-`` alone, standard input, is a value; argparse reads ``-1`` as a
   value, ``-x`` as an option, and drops ``--`` even from ``--root=--``);
+- a value with a ``type`` is converted by it (a text default too, as argparse converts
+  one), and any exception it raises declines: argparse calls it again and words the error;
 - the values are in their ``choices``; no two options of one mutually exclusive group;
 - the positional arguments (one declared list at most) are one run, not split by options.
 
 Everything else returns None, and argparse parses the line: ``--help``, abbreviations
 (``--out``), ``-ojson``, ``--``, usage errors and their messages.  A command whose
-declaration uses anything the reader does not know (types, counts, subcommands) always
+declaration uses anything the reader does not know (counts, appends, subcommands) always
 goes to argparse.  ``tests/cli/test_quickargs.py`` holds the two equal on generated
 command lines: the same namespace, key order included, or None.
 """
@@ -40,13 +42,13 @@ class Unsupported(Exception):
 
 
 class _Option:
-    __slots__ = ("dest", "flag", "choices", "group")
+    __slots__ = ("dest", "flag", "choices", "group", "type")
 
-    def __init__(self, dest: str, flag: bool, choices: Any, group: int | None) -> None:
-        self.dest, self.flag, self.choices, self.group = dest, flag, choices, group
+    def __init__(self, dest: str, flag: bool, choices: Any, group: int | None, type: Any) -> None:
+        self.dest, self.flag, self.choices, self.group, self.type = dest, flag, choices, group, type
 
 
-_KNOWN = frozenset({"dest", "default", "choices", "metavar", "help", "action"})
+_KNOWN = frozenset({"dest", "default", "choices", "metavar", "help", "action", "type"})
 
 
 class Declaration:
@@ -57,6 +59,7 @@ class Declaration:
     def __init__(self) -> None:
         self.options: dict[str, _Option] = {}
         self.dests: dict[str, Any] = {}  # dest -> default, in the order declared
+        self.types: dict[str, Any] = {}  # dest -> the type its text default is converted by
         self.positional: str | None = None  # the dest of the one positional list
         self.groups = 0
 
@@ -92,8 +95,11 @@ class Declaration:
         if set(kwargs) - _KNOWN or not flags:
             raise Unsupported(f"{flags}: {sorted(set(kwargs) - _KNOWN)}")
         action = kwargs.get("action", "store")
-        if action not in ("store", "store_true"):
+        if action not in ("store", "store_true") or (action == "store_true" and "type" in kwargs):
             raise Unsupported(f"action {action!r}")
+        kind = kwargs.get("type")
+        if kind is not None and not callable(kind):  # argparse's registered type names
+            raise Unsupported(f"type {kind!r}")
         if any(not f.startswith("-") or f in ("-", "--") or "=" in f for f in flags):
             raise Unsupported(f"flags {flags}")
         dest = kwargs.get("dest") or _dest(flags)
@@ -101,10 +107,12 @@ class Declaration:
         default = kwargs.get("default", False if flag else None)
         if dest in self.dests or any(f in self.options for f in flags):
             raise Unsupported(f"{dest} declared twice")
-        option = _Option(dest, flag, kwargs.get("choices"), group)
+        option = _Option(dest, flag, kwargs.get("choices"), group, kind)
         for f in flags:
             self.options[f] = option
         self.dests[dest] = default
+        if kind is not None:
+            self.types[dest] = kind
 
     def _positional(self, dest: str, kwargs: dict[str, Any]) -> None:
         """One list of one or more (``nargs="+"``), the only positional argument read."""
@@ -187,6 +195,11 @@ def parse(argv: list[str], commands: dict[str, str]) -> SimpleNamespace | None:
             i += 1
         if not option.flag and value.startswith("-") and value != "-":
             return None  # argparse may read it as an option or a number, or drop "--"
+        if option.type is not None:
+            try:
+                value = option.type(value)
+            except Exception:  # argparse's error, in its words (or its traceback)
+                return None
         if option.choices is not None and value not in option.choices:
             return None
         if option.group is not None:
@@ -199,5 +212,10 @@ def parse(argv: list[str], commands: dict[str, str]) -> SimpleNamespace | None:
         values[spec.positional] = positional
     namespace = SimpleNamespace(command=argv[0])
     for dest, default in spec.dests.items():
+        if dest not in values and isinstance(default, str) and dest in spec.types:
+            try:  # argparse converts a text default not overridden
+                values[dest] = spec.types[dest](default)
+            except Exception:
+                return None
         setattr(namespace, dest, values.get(dest, default))
     return namespace

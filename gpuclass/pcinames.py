@@ -164,7 +164,7 @@ class UnsupportedLabels:
         label = self._labels.get(key)
         if label is None:
             if self._db is None:
-                from .db import default_database
-                self._db = default_database()
+                from .db.mapped import names_for
+                self._db = names_for()
             label = self._labels[key] = unsupported_label(self._db, key >> 16, key & 0xFFFF)
         return label

@@ -213,3 +213,28 @@ def test_mapping_imports_neither_numpy_nor_hashlib(tmp_path):
                          cwd=outside_tree()).stdout.split("\n")[0]
     assert out.startswith("GB202GL [RTX PRO 6000 Blackwell Workstation Edition]") or "RTX PRO 6000" in out
     assert "numpy" not in out and "hashlib" not in out
+
+
+def test_an_audits_labels_come_from_the_mapped_cache(tmp_path, monkeypatch):
+    """The labels of unsupported GPUs in an audit (:class:`gpuclass.pcinames.UnsupportedLabels`)
+    are the database's (every device of NVIDIA's in the bundled file), and once the cache
+    is there they are found without loading the database (``gpuclass.db.database``)."""
+    from gpuclass.pcinames import UnsupportedLabels, unsupported_label
+
+    monkeypatch.setenv("GPUCLASS_CACHE_DIR", str(tmp_path / "cache"))
+    _own_copy(tmp_path, monkeypatch)
+    first = UnsupportedLabels()
+    first(0x10DE_1E30)  # no cache yet: the database is loaded (and writes it)
+    db = PciDatabase.load()
+    keys = [0x10DE_0000 | d for d in range(0x10000) if db.device_name(0x10DE, d)][:2000] + [0x10DE_FFFE, 0xFFFF_0001]
+    assert len(keys) > 500
+    mapped = UnsupportedLabels()
+    want = [unsupported_label(db, k >> 16, k & 0xFFFF) for k in keys]
+    assert [first(k) for k in keys] == want == [mapped(k) for k in keys]
+    assert isinstance(mapped._db, MappedNames) and not isinstance(first._db, MappedNames)
+    code = ("import sys; from gpuclass.pcinames import UnsupportedLabels; "
+            "print(UnsupportedLabels()(0x10de1e30), '|', 'gpuclass.db.database' in sys.modules, "
+            "'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ), check=True, capture_output=True,
+                         text=True, cwd=outside_tree()).stdout.split("\n")[0]
+    assert out == f"{want[keys.index(0x10DE_1E30)]} | False False"

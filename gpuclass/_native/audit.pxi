@@ -6,7 +6,8 @@
 # chunk is classified by the matcher's kernel, and its rows are added to their run's
 # totals (include/gpuclass_rollup.h).  Only the runs, the rows with a problem and the
 # unsupported GPUs' rows come back.  parse_id_cells gives the cell parser alone, for
-# Python's numpy paths; key_hashes and KeySet tell server keys met before.
+# Python's numpy paths; key_hashes and KeySet tell server keys met before; text_rising and
+# take_text order and gather text keys (the sorted path's, without Arrow's compute module).
 
 from cpython.pycapsule cimport PyCapsule_Destructor, PyCapsule_GetPointer, PyCapsule_New
 from libc.stdlib cimport free, realloc
@@ -160,6 +161,40 @@ def key_hashes(column, seed):
     with nogil:
         gpuclass_key_hashes(&col, n, s, p)
     return out
+
+
+def text_rising(column):
+    """Whether every cell of a text column without missing cells comes after the one
+    before in Arrow's order of binary values (bytes unsigned, a prefix first)."""
+    c, n_ = _AU.prepare_text_args(column)
+    cdef AuditCol col, entries
+    fill_col(&col, c, &entries)
+    cdef int64_t n = n_
+    cdef int r
+    with nogil:
+        r = gpuclass_text_rising(&col, n)
+    return bool(r)
+
+
+def take_text(column, indices):
+    """The cells of a text column without missing cells at ``indices`` (an index < 0: an
+    empty cell), packed: ``(offsets, data)``, int64 offsets (``len(indices) + 1``) into
+    uint8 data."""
+    c, idx, m_ = _AU.prepare_take_args(column, indices)
+    cdef AuditCol col, entries
+    fill_col(&col, c, &entries)
+    cdef int64_t m = m_
+    cdef const int64_t* p_idx = <const int64_t*> data_or_null(idx)
+    cdef int64_t total
+    with nogil:
+        total = gpuclass_take_bytes(&col, p_idx, m)
+    off = np.empty(m + 1, dtype=np.int64)
+    data = np.empty(total, dtype=np.uint8)
+    cdef int64_t* p_off = <int64_t*> data_or_null(off)
+    cdef uint8_t* p_data = <uint8_t*> data_or_null(data)
+    with nogil:
+        gpuclass_take_text(&col, p_idx, m, p_off, p_data)
+    return off, data
 
 
 cdef class KeySet:

@@ -26,7 +26,7 @@ from .contract import match as _MS
 from .match_py import match_devices
 from .rollup_py import rollup
 
-__all__ = ["audit_rows", "parse_id_cells", "key_hashes", "KeySet"]
+__all__ = ["audit_rows", "parse_id_cells", "key_hashes", "KeySet", "text_rising", "take_text"]
 
 
 def _same_server(c: _AU.Column, i: int, j: int) -> bool:
@@ -90,6 +90,22 @@ def parse_id_cells(column, field):
         state[i] = st
         value[i] = class_value(v, digits) if is_class and st == _AU.CELL_OK else v
     return state, value
+
+
+def text_rising(column):
+    """Whether each text cell comes after the one before (see the compiled core): Python
+    compares bytes as Arrow orders binary values."""
+    c, n = _AU.prepare_text_args(column)
+    return all(_AU._bytes(c, i - 1) < _AU._bytes(c, i) for i in range(1, n))
+
+
+def take_text(column, indices):
+    """The text cells at ``indices``, packed as ``(offsets, data)`` (see the compiled core)."""
+    c, idx, m = _AU.prepare_take_args(column, indices)
+    parts = [b"" if k < 0 else _AU._bytes(c, k) for k in idx.tolist()]
+    off = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, parts), np.int64, m), out=off[1:])
+    return off, np.frombuffer(b"".join(parts), dtype=np.uint8).copy()
 
 
 def key_hashes(column, seed):

@@ -186,6 +186,10 @@ cdef extern from "gpuclass_keys.h":
     int64_t gpuclass_keyset_add(KeySetC* k, const uint64_t* h, int64_t n, int64_t base, int64_t* found,
                                 int64_t* prior) noexcept nogil
     void gpuclass_key_hashes(const AuditCol* c, int64_t n, uint64_t seed, uint64_t* out) noexcept nogil
+    int gpuclass_text_rising(const AuditCol* c, int64_t n) noexcept nogil
+    int64_t gpuclass_take_bytes(const AuditCol* c, const int64_t* idx, int64_t m) noexcept nogil
+    void gpuclass_take_text(const AuditCol* c, const int64_t* idx, int64_t m, int64_t* off,
+                            uint8_t* data) noexcept nogil
 
 
 cdef extern from "gpuclass_vec.h":

@@ -11,7 +11,7 @@ not built (see :mod:`gpuclass._native`).
 
 from __future__ import annotations
 
-from .audit_py import KeySet, audit_rows, key_hashes, parse_id_cells
+from .audit_py import KeySet, audit_rows, key_hashes, parse_id_cells, take_text, text_rising
 from .csv_py import csv_cells
 from .keyindex_py import KeyIndex
 from .match_py import match_devices
@@ -21,7 +21,7 @@ from .rollup_py import merge_runs, rollup
 from .sysfs_py import read_devices
 
 __all__ = ["IS_COMPILED", "scan_pci_ids", "parse_pci_ids", "KeyIndex", "match_devices", "rollup",
-           "read_devices", "audit_rows", "parse_id_cells", "key_hashes", "KeySet",
+           "read_devices", "audit_rows", "parse_id_cells", "key_hashes", "KeySet", "text_rising", "take_text",
            "merge_runs", "parquet_dictionary", "parquet_hybrid", "parquet_delta", "parquet_text_bounds",
            "csv_cells"]
 

@@ -8,6 +8,12 @@ kernels are called here by name (``pyarrow._compute.call_function``, which the w
 call too), and numpy arrays become Arrow arrays over their own memory.  The answers are
 those of ``pyarrow.compute`` and ``pa.array`` (``tests/audit/test_arrowfn.py``).
 
+A sorted device table's audit needs none of Arrow's compute kernels: its text keys are
+ordered (:func:`rising`, :func:`greater_equal`) and gathered (:func:`take_text`) by the
+core, and ``pyarrow._compute`` is imported only where another type or a missing value
+asks for it (its function registry is about 7 MiB of a 100k-row Parquet audit's peak
+memory).  ``tests/audit/test_arrowfn.py`` holds those answers equal to Arrow's.
+
 >>> import numpy as np
 >>> a = from_numpy(np.array([3, 1, 2], np.int64))
 >>> take(a, np.array([2, 0])).to_pylist(), call("greater", a, 1).to_pylist()
@@ -22,15 +28,27 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyarrow import _compute
 
-__all__ = ["call", "from_numpy", "to_numpy", "take", "cast", "fill_null", "rising", "is_null_mask", "indices_within"]
+__all__ = ["call", "from_numpy", "to_numpy", "take", "take_text", "cast", "fill_null", "rising",
+           "greater_equal", "is_null_mask", "indices_within"]
 
 
 def call(name: str, *args: Any, options: Any = None) -> Any:
     """Arrow's compute function ``name`` on ``args`` (Python values become scalars)."""
+    from pyarrow import _compute
+
     return _compute.call_function(name, [a if isinstance(a, (pa.Array, pa.ChunkedArray, pa.Scalar))
                                          else pa.scalar(a) for a in args], options)
+
+
+def _text(t: Any) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
+        or pa.types.is_large_binary(t)
+
+
+def _plain_text(values: Any) -> bool:
+    """A text array (string, binary, large or not) without a missing value: the core's."""
+    return isinstance(values, pa.Array) and _text(values.type) and not values.null_count
 
 
 def from_numpy(values: np.ndarray, mask: np.ndarray | None = None) -> Any:
@@ -75,8 +93,31 @@ def take(values: Any, indices: Any) -> Any:
     return call("take", values, indices)
 
 
+def take_text(values: Any, index: np.ndarray) -> Any:
+    """``take(values, index)``, an index below 0 taking a missing value (a numpy array of
+    integers); a text array without missing values is gathered by the core."""
+    index = np.asarray(index)
+    if not _plain_text(values) or (len(index) and int(index.max()) >= len(values)):
+        return take(values, from_numpy(index, mask=index < 0))  # (Arrow raises its IndexError)
+    from .._native import core, key_column
+
+    off, data = core.take_text(key_column(values, "values"), index)
+    m = len(index)
+    if not (pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)):
+        if off[m] > 2**31 - 1:  # Arrow's offset overflow, as its take raises it
+            return take(values, from_numpy(index, mask=index < 0))
+        off = off.astype(np.int32)
+    missing = index < 0
+    nulls = int(missing.sum())
+    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(values.type, m, [validity, pa.py_buffer(off), pa.py_buffer(data)],
+                                 null_count=nulls)
+
+
 def cast(values: Any, target: Any) -> Any:
     """``pyarrow.compute.cast(values, target)`` (safe: a value that does not fit raises)."""
+    from pyarrow import _compute
+
     return call("cast", values, options=_compute.CastOptions.safe(target))
 
 
@@ -93,8 +134,29 @@ def rising(keys: Any) -> bool:
     n = len(keys)
     if n < 2:
         return True
+    if _plain_text(keys):
+        from .._native import core, key_column
+
+        return core.text_rising(key_column(keys, "keys"))
+    if isinstance(keys, pa.Array) and pa.types.is_integer(keys.type) and not keys.null_count:
+        v = keys.to_numpy()
+        return bool((v[1:] > v[:-1]).all())
     above = call("greater", keys.slice(1), keys.slice(0, n - 1))
     return bool(call("all", above).as_py()) and not above.null_count
+
+
+def greater_equal(a: Any, b: Any) -> tuple[bool, bool]:
+    """``(a > b, a == b)`` of two present scalars of one type, as Arrow's ``greater`` and
+    ``equal`` answer: text and binary values by their bytes, integers by value, others
+    by Arrow's kernels."""
+    t = a.type
+    if _text(t):
+        x, y = a.as_buffer().to_pybytes(), b.as_buffer().to_pybytes()
+    elif pa.types.is_integer(t):
+        x, y = a.as_py(), b.as_py()
+    else:
+        return bool(call("greater", a, b).as_py()), bool(call("equal", a, b).as_py())
+    return x > y, x == y
 
 
 def is_null_mask(values: Any) -> np.ndarray:

@@ -386,3 +386,54 @@ def test_keyset_grows_and_checks_arguments(core):
         s.add(np.arange(3), 0)
     with pytest.raises(InputError, match="base"):
         s.add(h[:1], -1)
+
+
+TEXT_TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.one_of(st.text(max_size=6), st.sampled_from(["a", "ab", "b", "", "\x00", "é", "\uffff"])),
+                       max_size=40),
+       typ=st.sampled_from(TEXT_TYPES), cut=st.integers(0, 3), sort=st.booleans(), data=st.data())
+def test_text_rising_and_take_text_compiled_equal_twin_and_arrow(compiled_core, values, typ, cut, sort, data):
+    """``text_rising`` is Arrow's ``greater`` on each pair of neighbours, all true (bytes
+    compared unsigned, a prefix first: Unicode text as its UTF-8); ``take_text`` is Arrow's
+    ``take`` (an index below 0 an empty cell here, missing there); compiled and twin alike,
+    on sliced arrays too."""
+    import pyarrow.compute as pc
+
+    if sort:
+        values = sorted(set(values), key=lambda v: v.encode())
+    raw = [v.encode() for v in values] if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) else values
+    keys = pa.array(raw, typ).slice(min(cut, len(raw)))
+    col = A.column_of(keys, "server")
+    n = len(keys)
+    want = n < 2 or bool(pc.all(pc.greater(keys.slice(1), keys.slice(0, n - 1))).as_py())
+    assert compiled_core.text_rising(col) == twin.text_rising(col) == want
+    idx = np.array(data.draw(st.lists(st.integers(-2, max(n - 1, -1)), max_size=30)), dtype=np.int64)
+    got, alike = compiled_core.take_text(col, idx), twin.take_text(col, idx)
+    assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(got, alike))
+    off, body = got
+    assert off.dtype == np.int64 and body.dtype == np.uint8 and len(off) == len(idx) + 1
+    taken = pc.take(keys, pa.array(idx, mask=idx < 0)).to_pylist()
+    as_bytes = [b"" if v is None else (v if isinstance(v, bytes) else v.encode()) for v in taken]
+    assert [body[off[k]:off[k + 1]].tobytes() for k in range(len(idx))] == as_bytes
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: A.column_of(pa.array(["a", None]), "s"),          # a missing cell
+    lambda: A.column_of(pa.array([1, 2]), "s"),               # integers
+    lambda: A.column_of(pa.array(["a", "b"]).dictionary_encode(), "s"),
+    lambda: "not a column",
+])
+def test_text_kernels_refuse_what_they_do_not_read(core, bad):
+    with pytest.raises(InputError):
+        core.text_rising(bad())
+    with pytest.raises(InputError):
+        core.take_text(bad(), np.array([0]))
+
+
+@pytest.mark.parametrize("indices", [np.array([2]), np.array([[0]]), np.array([0.5]), np.array([1 << 40])])
+def test_take_text_refuses_indices_past_the_cells(core, indices):
+    with pytest.raises(InputError):
+        core.take_text(A.column_of(pa.array(["a", "b"]), "s"), indices)

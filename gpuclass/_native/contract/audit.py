@@ -358,6 +358,28 @@ def prepare_hash_args(column: Any, seed: Any) -> tuple[Column, int, int]:
     return column, column.n, seed
 
 
+def prepare_text_args(column: Any) -> tuple[Column, int]:
+    """Check ``text_rising``'s argument: a Column of text (32- or 64-bit offsets) without a
+    missing cell."""
+    if not isinstance(column, Column) or column.kind not in (STR32, STR64) or column.valid is not None:
+        raise InputError("column: expected a Column of text without missing cells")
+    _check_column("column", column)
+    return column, column.n
+
+
+def prepare_take_args(column: Any, indices: Any) -> tuple[Column, np.ndarray, int]:
+    """Check ``take_text``'s arguments: a Column as ``text_rising`` takes, and 1-D integer
+    indices below its cells (one below 0 names no cell)."""
+    column, n = prepare_text_args(column)
+    idx = np.asarray(indices)
+    if idx.ndim != 1 or (idx.dtype.kind not in "iu" and len(idx)):
+        raise InputError("indices: expected a 1-D array of integers")
+    if len(idx) and int(idx.max()) >= n:
+        raise InputError(f"indices: {int(idx.max())} is not below the column's {n} cells")
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    return column, idx, idx.shape[0]
+
+
 def prepare_keyset_args(hashes: Any, base: Any) -> tuple[np.ndarray, int, int]:
     """Check ``KeySet.add``'s arguments: uint64 hashes (1-D) and a position >= 0."""
     h = np.ascontiguousarray(hashes)

@@ -130,4 +130,46 @@ static int64_t gpuclass_keyset_add(gpuclass_keyset *k, const uint64_t *h, int64_
     return m;
 }
 
+/* Does every cell of the text column c (STR32 or STR64, none missing: contract.audit
+   checks) come after the one before in Arrow's order of binary values: bytes compared
+   as unsigned, a prefix before what extends it?  Keys that rise so are distinct. */
+static int gpuclass_text_rising(const gpuclass_col *c, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        int64_t a, b;
+        const uint8_t *x = gpuclass_col_bytes(c, i - 1, &a), *y = gpuclass_col_bytes(c, i, &b);
+        int r = memcmp(x, y, (size_t)(a < b ? a : b));
+        if (r > 0 || (r == 0 && a >= b)) return 0;
+    }
+    return 1;
+}
+
+/* The bytes of the text cells idx[0..m) of c (STR32 or STR64; an index < 0 names none;
+   every other one is below c's cells: contract.audit checks). */
+static int64_t gpuclass_take_bytes(const gpuclass_col *c, const int64_t *idx, int64_t m) {
+    int64_t total = 0, len;
+    for (int64_t k = 0; k < m; k++) {
+        if (idx[k] < 0) continue;
+        gpuclass_col_bytes(c, idx[k], &len);
+        total += len;
+    }
+    return total;
+}
+
+/* The text cells idx[0..m) of c packed as Arrow's: m + 1 offsets into data (which holds
+   gpuclass_take_bytes of them); an index < 0 is an empty cell (the caller marks it
+   missing). */
+static void gpuclass_take_text(const gpuclass_col *c, const int64_t *idx, int64_t m, int64_t *off,
+                               uint8_t *data) {
+    int64_t at = 0, len;
+    off[0] = 0;
+    for (int64_t k = 0; k < m; k++) {
+        if (idx[k] >= 0) {
+            const uint8_t *s = gpuclass_col_bytes(c, idx[k], &len);
+            memcpy(data + at, s, (size_t)len);
+            at += len;
+        }
+        off[k + 1] = at;
+    }
+}
+
 #endif

@@ -145,7 +145,7 @@ def audit_batches(items: Any, fields: dict[str, str | None], compiled: Any, firs
         cols = audit_columns(server, _subsystem_feed(ids, compiled, kernel), n)
         runs = kernel.audit_rows(compiled.tables, cols, n_cards)
         starts = runs.starts
-        heads = af.take(server, starts[:-1])
+        heads = af.take_text(server, starts[:-1])
         if pa.types.is_dictionary(heads.type):  # a run's server as its value
             heads = af.cast(heads, heads.type.value_type)
         if runs.nameless.any():  # blank names are no names
@@ -278,7 +278,7 @@ class DeviceEngine:
         ``_NOT_IN_ORDER``."""
         import pyarrow as pa
 
-        from ..arrowfn import call, rising
+        from ..arrowfn import greater_equal, rising
 
         n = len(keys)
         if n == 0:
@@ -286,12 +286,12 @@ class DeviceEngine:
         if keys.null_count or (self._last is not None and self._last.type != keys.type):
             return _NOT_IN_ORDER
         order = _RISING
-        if self._last is not None and not call("greater", keys[0], self._last).as_py():
+        above, same = (True, False) if self._last is None else greater_equal(keys[0], self._last)
+        if not above:
             t = keys.type
             if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
                     or pa.types.is_large_binary(t) or pa.types.is_integer(t)) \
-                    or not self._runs or not len(self._runs[-1].first) \
-                    or not call("equal", keys[0], self._last).as_py():
+                    or not self._runs or not len(self._runs[-1].first) or not same:
                 return _NOT_IN_ORDER
             order = _GOES_ON
         if not rising(keys):  # (no key is missing here)

@@ -234,7 +234,7 @@ class AuditTable:
                 pool.append("; ".join(unsupported_entry(label, v) for label, v in self.unsupported(k).items()))
         from .. import arrowfn as af
 
-        return af.take(pa.array(pool, pa.string()), index)
+        return af.take_text(pa.array(pool, pa.string()), index)
 
     def reports(self) -> list[ServerReport]:
         """Every server's report."""
@@ -315,7 +315,7 @@ class AuditTable:
                      "unsupported": texts["unsupported"], "unsupported_gpus": counted["unsupported_gpus"]})
         if sentences:
             cols["reason"] = texts["reason"]
-        cols.update({"problems": af.fill_null(_problem_column(self.problem_lists(), n), ""),
+        cols.update({"problems": _problem_column(self.problem_lists(), n, missing=""),
                      "rows": t.column("rows")})
         for cid in ids:
             cols[card_column(cid)] = counted[card_column(cid)]
@@ -363,16 +363,16 @@ def _fill_block(block: np.ndarray, base: int, totals: np.ndarray, counts: np.nda
         block[-1, at] = t[:, C.R_INVALID]
 
 
-def _problem_column(problems: dict[int, list[str]], n: int) -> Any:
-    """Each server's problems as one string (null where it has none), without a Python
-    list of all the servers."""
+def _problem_column(problems: dict[int, list[str]], n: int, missing: str | None = None) -> Any:
+    """Each server's problems as one string (``missing`` where it has none: null by
+    default), without a Python list of all the servers."""
     import pyarrow as pa
 
     if not problems:
-        return pa.nulls(n, pa.string())
-    where = np.full(n, -1, np.int64)
+        return pa.nulls(n, pa.string()) if missing is None else pa.repeat(pa.scalar(missing, pa.string()), n)
+    texts = [utf8_text("; ".join(p)) for p in problems.values()]
+    where = np.full(n, -1 if missing is None else len(texts), np.int64)
     where[np.fromiter(problems.keys(), np.int64, len(problems))] = np.arange(len(problems))
     from .. import arrowfn as af
 
-    texts = pa.array([utf8_text("; ".join(p)) for p in problems.values()], pa.string())
-    return af.take(texts, af.from_numpy(where, mask=where < 0))
+    return af.take_text(pa.array(texts if missing is None else [*texts, missing], pa.string()), where)

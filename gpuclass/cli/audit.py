@@ -116,7 +116,9 @@ def _output_format(args) -> str:
 
 def run(args) -> int:
     from ..audit import Limits, audit_paths, write_reports
+    from . import fewer_malloc_arenas
 
+    fewer_malloc_arenas()  # before the audit's threads start
     fmt = _output_format(args)
     _check_output(args.output, [*args.files, *([args.policy] if isinstance(args.policy, str) else [])])
     progress = {"always": True, "never": False}.get(args.progress, sys.stderr.isatty())

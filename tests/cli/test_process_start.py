@@ -86,3 +86,64 @@ def test_a_parquet_audit_takes_arrows_memory_from_the_allocator_asked_for(tmp_pa
                           capture_output=True, text=True, env=env, cwd=outside_tree(), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert eval(proc.stdout.splitlines()[-1]) == (0, chosen or "system")
+
+
+_ARENAS = """import ctypes, os, sys, tempfile, threading
+libc = ctypes.CDLL(None)
+if sys.argv[1] == "limit":
+    from gpuclass.cli import fewer_malloc_arenas
+    print(fewer_malloc_arenas(), end=" ")
+go = threading.Barrier(6)
+
+def work():
+    go.wait()  # every thread allocates at once: each meets a busy arena
+    held = [ctypes.create_string_buffer(4096) for _ in range(2000)]
+    go.wait()
+
+threads = [threading.Thread(target=work) for _ in range(6)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+libc.fopen.restype = ctypes.c_void_p
+path = tempfile.mktemp()
+f = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, ctypes.c_void_p(f))
+libc.fclose(ctypes.c_void_p(f))
+print(open(path).read().count("<heap nr="))
+os.unlink(path)
+"""
+
+
+def _glibc() -> bool:
+    import platform
+
+    return sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+
+
+@pytest.mark.skipif(not _glibc(), reason="malloc arenas are glibc's (mallopt, malloc_info)")
+def test_an_audit_process_keeps_to_two_malloc_arenas():
+    """``fewer_malloc_arenas`` (an audit's process, before its threads start) holds six
+    threads that allocate at once to two glibc arenas, where without it they take more;
+    a MALLOC_ARENA_MAX the user set is left to glibc."""
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+
+    def arenas(mode: str, **extra: str) -> str:
+        return subprocess.run([sys.executable, "-c", _ARENAS, mode], capture_output=True, text=True, check=True,
+                              env={**env, **extra}, cwd=outside_tree(), timeout=60).stdout.split()
+
+    assert arenas("limit") == ["True", "2"]
+    assert int(arenas("none")[0]) > 2
+    assert arenas("limit", MALLOC_ARENA_MAX="3") == ["False", "3"]
+
+
+def test_the_audit_command_limits_its_arenas(monkeypatch, tmp_path):
+    """The audit command asks for the limit before it reads anything."""
+    from gpuclass import cli
+    from gpuclass.cli import audit
+
+    calls = []
+    monkeypatch.setattr(cli, "fewer_malloc_arenas", lambda: calls.append(True) or True)
+    (tmp_path / "f.json").write_text('{"server": []}')
+    assert cli.main(["audit", str(tmp_path / "f.json")]) in (0, 1)
+    assert calls == [True] and audit.run

@@ -245,6 +245,20 @@ def test_lspci_dump(ops, which):
     assert len(reports) == 1 and reports[0].server == which  # one dump, one server, always
 
 
+@pytest.mark.parametrize("which", sorted(DUMPS))
+@pytest.mark.parametrize("first", [b"[", b"{"])
+def test_a_dump_whose_first_line_opens_like_json_is_still_a_dump(which, first):
+    """A dump's first byte damaged into ``[`` or ``{`` (its first record's only: a
+    one-device -vmm dump's Slot line) is still one dump of one server, never a feed."""
+    text = DUMPS[which].encode()
+    one = text.split(b"\n\n")[0] if which == "vmm" else text
+    got = audit(first + one[1:], f"{which}.txt")
+    assert got is not None
+    reports, _ = got
+    assert len(reports) == 1 and reports[0].server == which
+    assert not any(p.startswith("malformed JSON") for p in reports[0].problems)
+
+
 def tar_bytes(mode="w"):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode=mode) as tf:

@@ -43,9 +43,11 @@ _SERVER_LIST = re.compile(rb'"server"[ \t\r\n]*:[ \t\r\n]*\Z')
 SKIP_REASONS = {"binary": "a binary file, not an audit input",
                 "archive": "an archive inside a collection (not read)",
                 "text": "a text file with no lspci output, not an audit input"}
-# a line of lspci output: an address (maybe after an IOMMU-group prefix), or a -vmm Slot
+# a line of lspci output: an address (maybe after an IOMMU-group prefix), or one of the
+# fields every -vmm record has (a record's Slot line damaged, as the first line of a
+# one-device dump may be, leaves its Class, Vendor and Device lines: JSON has no such line)
 _LSPCI_LINE = re.compile(r"^(?:IOMMU [Gg]roup [0-9]{1,6}:? )?[ \t]*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:"
-                         r"[01][0-9a-fA-F]\.[0-7][ \t]|^Slot:\t", re.MULTILINE)
+                         r"[01][0-9a-fA-F]\.[0-7][ \t]|^(?:Slot|Class|Vendor|Device):\t", re.MULTILINE)
 
 
 class _Lead:

@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 __all__ = ["call", "from_numpy", "to_numpy", "take", "take_text", "cast", "fill_null", "rising",
-           "greater_equal", "is_null_mask", "indices_within"]
+           "greater_equal", "is_text", "is_null_mask", "indices_within"]
 
 
 def call(name: str, *args: Any, options: Any = None) -> Any:
@@ -41,14 +41,15 @@ def call(name: str, *args: Any, options: Any = None) -> Any:
                                          else pa.scalar(a) for a in args], options)
 
 
-def _text(t: Any) -> bool:
+def is_text(t: Any) -> bool:
+    """Whether ``t`` is string, binary, or a large one of them."""
     return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
         or pa.types.is_large_binary(t)
 
 
 def _plain_text(values: Any) -> bool:
     """A text array (string, binary, large or not) without a missing value: the core's."""
-    return isinstance(values, pa.Array) and _text(values.type) and not values.null_count
+    return isinstance(values, pa.Array) and is_text(values.type) and not values.null_count
 
 
 def from_numpy(values: np.ndarray, mask: np.ndarray | None = None) -> Any:
@@ -150,7 +151,7 @@ def greater_equal(a: Any, b: Any) -> tuple[bool, bool]:
     ``equal`` answer: text and binary values by their bytes, integers by value, others
     by Arrow's kernels."""
     t = a.type
-    if _text(t):
+    if is_text(t):
         x, y = a.as_buffer().to_pybytes(), b.as_buffer().to_pybytes()
     elif pa.types.is_integer(t):
         x, y = a.as_py(), b.as_py()

@@ -278,7 +278,7 @@ class DeviceEngine:
         ``_NOT_IN_ORDER``."""
         import pyarrow as pa
 
-        from ..arrowfn import greater_equal, rising
+        from ..arrowfn import greater_equal, is_text, rising
 
         n = len(keys)
         if n == 0:
@@ -289,9 +289,8 @@ class DeviceEngine:
         above, same = (True, False) if self._last is None else greater_equal(keys[0], self._last)
         if not above:
             t = keys.type
-            if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-                    or pa.types.is_large_binary(t) or pa.types.is_integer(t)) \
-                    or not self._runs or not len(self._runs[-1].first) or not same:
+            if not (is_text(t) or pa.types.is_integer(t)) or not self._runs \
+                    or not len(self._runs[-1].first) or not same:
                 return _NOT_IN_ORDER
             order = _GOES_ON
         if not rising(keys):  # (no key is missing here)

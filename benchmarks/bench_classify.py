@@ -2,7 +2,9 @@
 
 Groups (each times gpuclass and its baselines in the same run):
 
-- ``classify 10M``: the compiled kernel against two numpy-only versions and a copy:
+- ``classify 10M``: the compiled kernel (``match_devices``, which shares the rows out to
+  one thread per usable CPU, at most four) against two numpy-only versions, a copy, and
+  itself on one thread:
 
   - numpy with lookup tables, tuned (goal: 3x): the NVIDIA rows found once, the class
     compared on those rows only, then a 65536-entry table indexed by device ID gives the
@@ -19,7 +21,9 @@ Groups (each times gpuclass and its baselines in the same run):
     zeroing of the pages) that a copy into allocated memory does not; a ratio near 1 says
     the kernel runs at about memory speed, not faster.  ``np.copy`` into fresh memory, the
     floor of earlier rounds, paid those faults on all 12 bytes a row it wrote and so read
-    as a lower bar than it is.
+    as a lower bar than it is.  The copy runs on one thread, as numpy copies;
+  - the kernel with ``threads=1`` (no goal): what the threads add, on a 2-core machine
+    mostly the page faults and zeroing of the new outputs done on both cores.
 - ``classify 10M public API``: ``gpuclass.classify`` (policy lookup, argument checks,
   the result object) vs the kernel alone (goal: within 1.2x, a ratio >= 0.83).
 - ``classify 1M pure Python``: the kernel vs a dict loop over Python ints on
@@ -170,6 +174,14 @@ def _assert_as_kernel(got, fleet, tables):
 def test_classify_numpy_lut(benchmark, fleet, tables):
     benchmark.extra_info.update(role="baseline", goal=3.0)
     _assert_as_kernel(benchmark(numpy_lut_classify, *fleet), fleet, tables)
+
+
+@pytest.mark.benchmark(group="classify 10M")
+def test_classify_compiled_one_thread(benchmark, fleet, tables):
+    benchmark.extra_info.update(role="baseline", threads=1)  # what the threads add: no goal
+    got = benchmark(core.match_devices, tables, *fleet, threads=1)
+    for a, b in zip(got, core.match_devices(tables, *fleet)):
+        assert np.array_equal(a, b)
 
 
 @pytest.mark.benchmark(group="classify 10M")

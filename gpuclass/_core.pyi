@@ -58,6 +58,7 @@ def match_devices(
     bus: npt.ArrayLike | None = None,
     slot: npt.ArrayLike | None = None,
     out: tuple[npt.NDArray[np.uint8], npt.NDArray[np.int16], npt.NDArray[np.uint16]] | None = None,
+    threads: int | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int16], npt.NDArray[np.uint16]]: ...
 
 # -- the rollup (_native/rollup.pxi; twin: _native/rollup_py.py) ------------------------

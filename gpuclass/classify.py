@@ -160,19 +160,22 @@ def classify(vendor: ArrayLike, device: ArrayLike, subvendor: ArrayLike | None =
              group: ArrayLike | None = None, domain: ArrayLike | None = None,
              bus: ArrayLike | None = None, slot: ArrayLike | None = None,
              function: ArrayLike | None = None, policy: PolicyArg = None,
-             core: ModuleType | None = None) -> ClassificationResult:
+             core: ModuleType | None = None, threads: int | None = None) -> ClassificationResult:
     """Classify devices given as ID arrays (``class_code`` is the 24-bit PCI class).
 
     ``domain``/``bus``/``slot`` let the kernel tie a card's audio/USB functions
     to the GPU in the same slot (``group`` keeps machines apart when one batch
     holds many); without them such functions of a GPU vendor count as
-    companions of an unknown card.
+    companions of an unknown card.  From half a million devices on, the rows are
+    shared out to threads, one per usable CPU (at most four) unless ``threads`` says
+    fewer; the answer is the same on any number.
     """
     compiled = compile_policy(policy)
     k = _default_core if core is None else core
     status, card, slices = k.match_devices(
         compiled.tables, vendor, device, subvendor, subdevice, class_code,
-        has_subsystem=has_subsystem, flags=flags, group=group, domain=domain, bus=bus, slot=slot)
+        has_subsystem=has_subsystem, flags=flags, group=group, domain=domain, bus=bus, slot=slot,
+        threads=threads)
     inputs = {"vendor": vendor, "device": device, "subvendor": subvendor, "subdevice": subdevice,
               "class_code": class_code, "has_subsystem": has_subsystem, "flags": flags,
               "domain": domain, "bus": bus, "slot": slot, "function": function}

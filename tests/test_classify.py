@@ -400,3 +400,25 @@ def test_identical_results_from_eight_threads(core):
     for out, roll in results:
         assert all(np.array_equal(a, b) for a, b in zip(out, expect))
         assert np.array_equal(roll, expect_roll)
+
+
+def test_a_large_call_shared_out_to_threads_answers_as_one_thread(core, monkeypatch):
+    """``classify(threads=...)``: the same result on one thread and on several (the rows
+    shared out from 2048 a thread here, a quarter of a million by default), the count
+    checked by both cores alike."""
+    from gpuclass._native.contract import match as MS
+
+    monkeypatch.setattr(MS, "ROWS_PER_THREAD", 2048)
+    rng = np.random.default_rng(31)
+    n = 20_000 if core.IS_COMPILED else 3_000
+    v = rng.choice(np.array([NV, 0x8086], np.uint16), n)
+    d = rng.choice(np.array(list(ALLOWLIST) + [0x1E30], np.uint16), n)
+    c = rng.choice(np.array([VGA, D3, AUDIO, NIC], np.uint32), n)
+    one = classify(v, d, None, None, c, core=core, threads=1)
+    for threads in (None, 2, 7):
+        got = classify(v, d, None, None, c, core=core, threads=threads)
+        assert all(np.array_equal(a, b) for a, b in
+                   ((got.status, one.status), (got.card, one.card), (got.slices, one.slices)))
+    assert one.supported_cards > 0
+    with pytest.raises(InputError, match="threads: expected a positive integer or None, got 0"):
+        classify(v, d, None, None, c, core=core, threads=0)

@@ -105,6 +105,8 @@ cdef extern from "gpuclass_match.h":
         uint16_t* slices
     Py_ssize_t gpuclass_match(const MatchCtx* t, const MatchIO* io, int sub_rules,
                               int slots) noexcept nogil
+    Py_ssize_t gpuclass_match_parts(const MatchCtx* t, const MatchIO* io, int sub_rules,
+                                    int slots, int parts) noexcept nogil
     void gpuclass_match_init() noexcept nogil
     int64_t gpuclass_layout_pairs(const uint16_t* vendor_block, int64_t* used, int32_t* remap) noexcept nogil
     void gpuclass_layout_fill(const uint16_t* vendor_block, const uint16_t* dev_lut, const int64_t* used,

@@ -222,7 +222,7 @@ cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
 
 def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
                   has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None,
-                  out=None):
+                  out=None, threads=None):
     """Status, card index and slices of each device under compiled policy ``tables``.
 
     Returns ``(status uint8, card int16, slices uint16)``, written into ``out`` where
@@ -233,12 +233,15 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     whose subsystem is unknown.  With ``domain``/``bus``/``slot`` (and
     ``group`` when the rows span several machines) a function sharing a GPU's
     slot is that card's companion; without them, audio/USB/UCSI functions of a
-    GPU vendor are.
+    GPU vendor are.  ``threads`` (None: the usable CPUs, at most four) share the rows
+    out, each at least a quarter of a million (``contract.match.match_threads``); the answers
+    do not depend on it.
     """
     t, a = _MS.prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
                                   has_subsystem, flags, group, domain, bus, slot)
     cdef Py_ssize_t n = a.n
     status, card, slices = _MS.prepare_match_out(out, a)
+    cdef int parts = _MS.match_threads(threads, n)
     if n == 0:
         return status, card, slices
     cdef bint have_slots = a.domain is not None
@@ -269,7 +272,7 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     cdef Py_ssize_t bad, n_gpu = 0
     cdef int rc = 0
     with nogil:
-        bad = gpuclass_match(&ctx, &io, sub_rules, have_slots)
+        bad = gpuclass_match_parts(&ctx, &io, sub_rules, have_slots, parts)
         if bad < 0 and have_slots:
             n_gpu = count_gpus(n, io.status)
         if n_gpu > 0:

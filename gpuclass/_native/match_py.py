@@ -43,13 +43,15 @@ def _rule_maps(t: _MS.MatchTables) -> RuleMaps:
 
 def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
                   has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None,
-                  out=None):
+                  out=None, threads=None):
     """Status, card index and slices of each device (see the compiled core's docstring):
     the arguments checked as the compiled core checks them, then the per-device rule
-    (:func:`~gpuclass._native.contract.rules.match_rows`) over lists."""
+    (:func:`~gpuclass._native.contract.rules.match_rows`) over lists, on this thread
+    (``threads`` is checked, and cannot change an answer)."""
     t, a = _MS.prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
                                   has_subsystem, flags, group, domain, bus, slot)
     outs = _MS.prepare_match_out(out, a)
+    _MS.match_threads(threads, a.n)
     classes = a.class_code.tolist()
     over = [i for i, c in enumerate(classes) if c > 0xFFFFFF]
     if over:

@@ -12,13 +12,10 @@
 import errno
 
 from libc.stdlib cimport free, malloc
-from os import cpu_count as os_cpu_count, fsdecode as os_fsdecode
+from os import fsdecode as os_fsdecode
 from os import fsencode as os_fsencode
-try:
-    from os import sched_getaffinity as os_sched_getaffinity
-except ImportError:  # not on every platform
-    os_sched_getaffinity = None
 
+from gpuclass._native.contract import args as _ARGS
 from gpuclass._native.contract import sysfs as _SYS
 
 cdef enum:
@@ -27,11 +24,9 @@ cdef enum:
 
 cdef int scan_threads(Py_ssize_t n):
     """Threads for n devices: one per 64 devices, at most the usable CPUs and 8."""
-    try:
-        cpus = len(os_sched_getaffinity(0))
-    except (TypeError, OSError):  # no sched_getaffinity here
-        cpus = os_cpu_count() or 1
-    return <int> max(1, min(cpus, 8, n // 64))
+    if n < 128:
+        return 1
+    return <int> max(1, min(_ARGS.usable_cpus(), 8, n // 64))
 
 
 def read_devices(int dir_fd, names, devdir, root):

@@ -11,6 +11,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpuclass._native import twin
 from gpuclass import constants as C
@@ -276,6 +278,98 @@ def test_threads_writing_slices_of_one_output_give_the_serial_answer(compiled_co
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(part, range(4)))
     _same(out, want)
+
+
+@pytest.fixture
+def small_parts(monkeypatch):
+    """Rows shared out to threads from 2048 a thread (a million by default), so that tests
+    on a few thousand rows split them the way a large call does."""
+    monkeypatch.setattr(MS, "ROWS_PER_THREAD", 2048)
+
+
+@pytest.mark.parametrize("sub_rules,subsystem,mask,flags,slots", VARIANTS)
+@pytest.mark.parametrize("n,threads", [(4096, 2), (2048 * 5 + 1, 3), (2048 * 7 - 5, 4), (30_011, 16)])
+def test_rows_shared_out_to_threads_give_the_one_thread_answer(
+        compiled_core, small_parts, sub_rules, subsystem, mask, flags, slots, n, threads):
+    """Every kernel variant split into 2 to 16 parts (of whole 2048-row chunks, the last
+    one short) answers as on one thread: each part reads and writes its own rows, the
+    companions of a card on one side of a split are found from the other."""
+    t = _tables(sub_rules)
+    v, d, sv, sd, c, rng = _rows(n, seed=n + threads)
+    kw = _variant(rng, n, mask, flags, slots)
+    args = (v, d, sv, sd, c) if subsystem else (v, d, None, None, c)
+    assert MS.match_threads(threads, n) == min(threads, n // 2048)
+    _same(compiled_core.match_devices(t, *args, **kw, threads=threads),
+          compiled_core.match_devices(t, *args, **kw, threads=1))
+    out = (np.full(n, 99, np.uint8), np.full(n, 99, np.int16), np.full(n, 99, np.uint16))
+    _same(compiled_core.match_devices(t, *args, **kw, threads=threads, out=out),
+          compiled_core.match_devices(t, *args, **kw, threads=1))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.one_of(st.integers(1, 4095), st.integers(4096, 12_000)), threads=st.integers(1, 8),
+       data=st.data())
+def test_a_class_over_24_bits_is_reported_at_its_row_whatever_the_split(compiled_core, n, threads, data):
+    """The first bad class code is the one named, in whichever part it falls (a part
+    reports it at its own row number), and the twin names the same."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(MS, "ROWS_PER_THREAD", 2048)
+        v, d, sv, sd, c, _ = _rows(n, seed=n)
+        c = c.copy()
+        bad = data.draw(st.lists(st.integers(0, n - 1), max_size=3))
+        for i in bad:
+            c[i] = data.draw(st.sampled_from([0x1000000, 0xFFFFFFFF, 0x80000000]))
+        errors = []
+        for kw in ({"threads": threads}, {"threads": 1}):
+            try:
+                compiled_core.match_devices(_tables(), v, d, sv, sd, c, **kw)
+                errors.append(None)
+            except InputError as exc:
+                errors.append(str(exc))
+        if n <= 3000:
+            try:
+                twin.match_devices(_tables(), v, d, sv, sd, c, threads=threads)
+                errors.append(None)
+            except InputError as exc:
+                errors.append(str(exc))
+    assert len(set(errors)) == 1
+    assert (errors[0] is None) == (not bad)
+    if bad:
+        assert f"at index {min(bad)} exceeds" in errors[0]
+
+
+@pytest.mark.parametrize("at", [[2048 * 3 + 5], [9000, 2048 * 3], [2047, 2048 * 4 + 1], [10_239]])
+def test_a_class_over_24_bits_in_a_later_part_is_named_at_its_row(compiled_core, small_parts, at):
+    """Bad class codes in the second to fifth of five parts: the first is named by its row
+    in the whole call, not in its part."""
+    v, d, sv, sd, c, _ = _rows(10_240)
+    c = c.copy()
+    c[at] = 0x1000000
+    with pytest.raises(InputError, match=f"at index {min(at)} exceeds 0xffffff"):
+        compiled_core.match_devices(_tables(), v, d, sv, sd, c, threads=5)
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, "2", True, [2]])
+def test_a_thread_count_that_is_no_positive_integer_is_refused_by_both_cores(compiled_core, threads):
+    v, d, sv, sd, c, _ = _rows(10)
+    errors = []
+    for mod in (compiled_core, twin):
+        with pytest.raises(InputError, match="threads: expected a positive integer or None") as exc:
+            mod.match_devices(_tables(), v, d, sv, sd, c, threads=threads)
+        errors.append(str(exc.value))
+    assert errors[0] == errors[1]
+
+
+def test_thread_counts_follow_the_rows_and_the_cpus(monkeypatch):
+    """None is the usable CPUs, at most four; a given count is a ceiling; never fewer than
+    ROWS_PER_THREAD rows a thread, never more than 16 threads."""
+    r = MS.ROWS_PER_THREAD
+    monkeypatch.setattr(MS, "usable_cpus", lambda: 2)
+    assert [MS.match_threads(None, k * r) for k in (0, 1, 2, 3, 100)] == [1, 1, 2, 2, 2]
+    monkeypatch.setattr(MS, "usable_cpus", lambda: 64)
+    assert [MS.match_threads(None, k * r) for k in (1, 3, 100)] == [1, 3, MS.MAX_THREADS]
+    assert [MS.match_threads(t, 100 * r) for t in (1, np.int64(5), 64)] == [1, 5, 16]
+    assert MS.match_threads(8, 2 * r - 1) == 1
 
 
 def _bad_outs(n, v):

@@ -13,12 +13,14 @@ gpuclass.errors.InputError: keys: negative value -1 at index 0
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ...errors import InputError
 
 __all__ = ["as_key_array", "check_sorted_keys", "as_id_array", "as_unsigned", "as_int64",
-           "contiguous"]
+           "contiguous", "usable_cpus"]
 
 _UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
 
@@ -95,3 +97,12 @@ def contiguous(a: np.ndarray) -> np.ndarray:
     if a.flags.c_contiguous and a.flags.aligned:
         return a
     return np.require(a, requirements=("C", "A"))
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, where the platform has one),
+    which is what a kernel that shares its work out to threads can use."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no sched_getaffinity on this platform
+        return os.cpu_count() or 1

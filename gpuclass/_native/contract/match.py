@@ -19,13 +19,13 @@ import numpy as np
 
 from ...constants import COMPANION_CLASSES, GPU_CLASSES, NVIDIA
 from ...errors import InputError
-from .args import as_id_array, as_int64, as_unsigned, contiguous
+from .args import as_id_array, as_int64, as_unsigned, contiguous, usable_cpus
 from .rules import MAX_CARDS, MAX_DEVICES, RuleMaps, compile_rules
 
 __all__ = [
     "VL_GPU_VENDOR", "VL_RULES", "CL_GPU", "CL_COMPANION",
     "MatchTables", "MatchArgs", "build_match_tables", "tables_from_rules", "prepare_match_args",
-    "prepare_match_out",
+    "prepare_match_out", "match_threads", "ROWS_PER_THREAD", "MAX_THREADS",
     "class_range_error", "check_tables", "tables_content",
     "MAX_CARDS",
     "MAX_DEVICES",
@@ -278,6 +278,35 @@ def prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
         for a, name in ((dm, "domain"), (bs, "bus"), (sl, "slot")):
             _same_length(a, n, name)
     return t, MatchArgs(n, v, d, sv, sd, c, hs, f, g, dm, bs, sl)
+
+
+#: Rows a thread of one ``match_devices`` call takes at the least: below about a quarter
+#: of a million (a fraction of a millisecond) a thread costs more than it saves.
+ROWS_PER_THREAD = 1 << 18
+#: Threads of one call at the most by default: the kernel is bound by memory beyond that.
+MAX_THREADS = 4
+
+
+def match_threads(threads: Any, n: int) -> int:
+    """The threads that share ``match_devices``' ``n`` rows (shared by both cores, which
+    give the same answers on any number): ``threads`` is at most that many (None: the
+    usable CPUs, at most :data:`MAX_THREADS`), each taking at least
+    :data:`ROWS_PER_THREAD` rows.
+
+    >>> match_threads(None, 1000), match_threads(8, 3 * ROWS_PER_THREAD), match_threads(1, 10**8)
+    (1, 3, 1)
+    >>> match_threads(0, 10)
+    Traceback (most recent call last):
+    gpuclass.errors.InputError: threads: expected a positive integer or None, got 0
+    """
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise InputError(f"threads: expected a positive integer or None, got {threads!r}")
+    most = n // ROWS_PER_THREAD
+    if most < 2:
+        return 1
+    want = min(usable_cpus(), MAX_THREADS) if threads is None else int(threads)
+    return max(1, min(want, most, 16))
 
 
 _OUT = (("status", np.uint8), ("card", np.int16), ("slices", np.uint16))

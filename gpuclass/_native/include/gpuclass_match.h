@@ -297,6 +297,70 @@ static Py_ssize_t gpuclass_match(const gpuclass_match_ctx *t, const gpuclass_mat
     return fns[slots != 0][which](t, io);
 }
 
+/* The rows shared out to `parts` threads (the calling thread one of them), each a
+   contiguous run of whole 2048-row chunks; -1, or the index of the first class code
+   over 24 bits, as gpuclass_match.  Rows are independent (the companion pass that
+   links rows runs after, on one thread), so the answers are those of one call. */
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define GPUCLASS_MATCH_THREADS 1
+typedef struct {
+    const gpuclass_match_ctx *t;
+    gpuclass_match_io io;
+    int sub_rules, slots;
+    Py_ssize_t bad;
+} gpuclass_match_part;
+
+static void *gpuclass_match_part_run(void *arg) {
+    gpuclass_match_part *p = (gpuclass_match_part *)arg;
+    p->bad = gpuclass_match(p->t, &p->io, p->sub_rules, p->slots);
+    return NULL;
+}
+
+static Py_ssize_t gpuclass_match_parts(const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+                                       int sub_rules, int slots, int parts) {
+    enum { MAX_PARTS = 16 };
+    gpuclass_match_part part[MAX_PARTS];
+    pthread_t tid[MAX_PARTS];
+    int started[MAX_PARTS];
+    const Py_ssize_t n = io->n;
+    if (parts > MAX_PARTS) parts = MAX_PARTS;
+    if (parts < 2 || n < 2 * 2048) return gpuclass_match(t, io, sub_rules, slots);
+    const Py_ssize_t chunks = (n + 2047) / 2048;
+    for (int k = 0; k < parts; k++) {
+        const Py_ssize_t lo = chunks * k / parts * 2048, hi0 = chunks * (k + 1) / parts * 2048;
+        const Py_ssize_t hi = hi0 < n ? hi0 : n;
+        gpuclass_match_io *q = &part[k].io;
+        *q = *io;
+        q->n = hi - lo;
+        q->vendor += lo; q->device += lo; q->class_code += lo;
+        if (q->subvendor) q->subvendor += lo;
+        if (q->subdevice) q->subdevice += lo;
+        if (q->has_sub) q->has_sub += lo;
+        if (q->flags) q->flags += lo;
+        q->status += lo; q->card += lo; q->slices += lo;
+        part[k].t = t; part[k].sub_rules = sub_rules; part[k].slots = slots; part[k].bad = -1;
+    }
+    for (int k = 1; k < parts; k++)  /* a part whose thread does not start runs here */
+        started[k] = pthread_create(&tid[k], NULL, gpuclass_match_part_run, &part[k]) == 0;
+    gpuclass_match_part_run(&part[0]);
+    for (int k = 1; k < parts; k++) {
+        if (started[k]) pthread_join(tid[k], NULL);
+        else gpuclass_match_part_run(&part[k]);
+    }
+    for (int k = 0; k < parts; k++)
+        if (part[k].bad >= 0) return (part[k].io.vendor - io->vendor) + part[k].bad;
+    return -1;
+}
+#else
+#define GPUCLASS_MATCH_THREADS 0
+static Py_ssize_t gpuclass_match_parts(const gpuclass_match_ctx *t, const gpuclass_match_io *io,
+                                       int sub_rules, int slots, int parts) {
+    (void)parts;
+    return gpuclass_match(t, io, sub_rules, slots);
+}
+#endif
+
 /* The layout's vendor and device parts (match.pxi's _layout makes the rest).
 
    gpuclass_layout_pairs lists in `used` (65536 entries) the (dev_lut block, GPU-vendor bit)

@@ -72,6 +72,24 @@ def pytest_terminal_summary(terminalreporter, config):
             tr.write_line(f"{bench.group:<22} {bench.name:<38} peak RSS {peak:8.1f} MiB")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def kept_environment():
+    """Each benchmark module leaves the process environment as it found it, so that the
+    processes a later module starts (gpuclass, DuckDB, polars and the scripts, timed whole)
+    inherit the run's environment and nothing a module left behind.  Dask's LocalCluster
+    writes its workers' settings into this process's ``os.environ`` and leaves them there
+    (``MALLOC_TRIM_THRESHOLD_=65536``, ``OPENBLAS_NUM_THREADS=1`` and others): with glibc's
+    trim threshold fixed, every block of 128 KiB or more is mapped and unmapped afresh, which
+    made a 1M-row ``gpuclass audit`` about 11% slower and left DuckDB and polars, on their own
+    allocators, as they were; ``bench_dask`` runs before ``bench_engines`` and
+    ``bench_whole``."""
+    before = dict(os.environ)
+    yield before
+    if dict(os.environ) != before:
+        os.environ.clear()
+        os.environ.update(before)
+
+
 @pytest.fixture(scope="session")
 def quick() -> bool:
     """CI runs short rounds: GPUCLASS_BENCH_QUICK=1 shrinks the largest inputs."""

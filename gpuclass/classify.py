@@ -167,8 +167,8 @@ def classify(vendor: ArrayLike, device: ArrayLike, subvendor: ArrayLike | None =
     to the GPU in the same slot (``group`` keeps machines apart when one batch
     holds many); without them such functions of a GPU vendor count as
     companions of an unknown card.  From half a million devices on, the rows are
-    shared out to threads, one per usable CPU (at most four) unless ``threads`` says
-    fewer; the answer is the same on any number.
+    shared out to threads, one per usable CPU (its affinity, within a cgroup CPU quota;
+    at most four) unless ``threads`` says fewer; the answer is the same on any number.
     """
     compiled = compile_policy(policy)
     k = _default_core if core is None else core

@@ -372,6 +372,56 @@ def test_thread_counts_follow_the_rows_and_the_cpus(monkeypatch):
     assert MS.match_threads(8, 2 * r - 1) == 1
 
 
+def _cgroup_tree(tmp_path, v2_line, files):
+    """A made-up cgroup mount (``files``: path under it -> text) and /proc/self/cgroup."""
+    root = tmp_path / "cgroup"
+    for rel, text in files.items():
+        f = root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text)
+    proc = tmp_path / "proc-self-cgroup"
+    proc.write_text(v2_line)
+    return str(root), str(proc)
+
+
+@pytest.mark.parametrize("line,files,want", [
+    # cgroup v2: no quota, a quota of 1.5 CPUs, the tighter of a parent's and its own
+    ("0::/pod/app\n", {"pod/app/cpu.max": "max 100000\n"}, None),
+    ("0::/pod/app\n", {"pod/app/cpu.max": "150000 100000\n"}, 1.5),
+    ("0::/pod/app\n", {"pod/cpu.max": "100000 100000\n", "pod/app/cpu.max": "300000 100000\n"}, 1.0),
+    # a container's view: its host path is not under the mount, whose top is its cgroup
+    ("0::/kubepods/burstable/pod1/c1\n", {"cpu.max": "250000 100000\n"}, 2.5),
+    # cgroup v1: quota over period, -1 for none; the cpu,cpuacct hierarchy as "cpu"
+    ("4:memory:/x\n3:cpu,cpuacct:/x\n", {"cpu/x/cpu.cfs_quota_us": "50000\n",
+                                            "cpu/x/cpu.cfs_period_us": "100000\n"}, 0.5),
+    ("3:cpu:/x\n", {"cpu/x/cpu.cfs_quota_us": "-1\n", "cpu/x/cpu.cfs_period_us": "100000\n"}, None),
+    # unreadable or malformed files set no limit
+    ("0::/a\n", {"a/cpu.max": "garbage\n"}, None),
+    ("garbage\n", {"cpu.max": "100000 100000\n"}, None),
+])
+def test_a_cgroup_cpu_quota_is_read_as_a_container_sets_it(tmp_path, line, files, want):
+    from gpuclass._native.contract import args as A
+
+    root, proc = _cgroup_tree(tmp_path, line, files)
+    assert A.cgroup_cpu_limit(root, proc) == want
+
+
+def test_the_threads_of_a_call_stay_within_a_cgroup_cpu_quota(tmp_path, monkeypatch):
+    """A container limited to 1.5 CPUs on a machine whose affinity shows many: two threads
+    by default, not one per CPU of the machine; a quota-free cgroup leaves the affinity."""
+    from gpuclass._native.contract import args as A
+
+    root, proc = _cgroup_tree(tmp_path, "0::/\n", {"cpu.max": "150000 100000\n"})
+    monkeypatch.setattr(A, "CGROUP_ROOT", root)
+    monkeypatch.setattr(A, "PROC_CGROUP", proc)
+    monkeypatch.setattr(A.os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert A.usable_cpus() == 2
+    assert MS.match_threads(None, 100 * MS.ROWS_PER_THREAD) == 2
+    (tmp_path / "cgroup" / "cpu.max").write_text("max 100000\n")
+    assert A.usable_cpus() == 64
+    assert MS.match_threads(None, 100 * MS.ROWS_PER_THREAD) == MS.MAX_THREADS
+
+
 def _bad_outs(n, v):
     ok = lambda: (np.empty(n, np.uint8), np.empty(n, np.int16), np.empty(n, np.uint16))  # noqa: E731
     ro = ok()

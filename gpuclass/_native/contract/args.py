@@ -13,6 +13,7 @@ gpuclass.errors.InputError: keys: negative value -1 at index 0
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from ...errors import InputError
 
 __all__ = ["as_key_array", "check_sorted_keys", "as_id_array", "as_unsigned", "as_int64",
-           "contiguous", "usable_cpus"]
+           "contiguous", "usable_cpus", "cgroup_cpu_limit"]
 
 _UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
 
@@ -99,10 +100,80 @@ def contiguous(a: np.ndarray) -> np.ndarray:
     return np.require(a, requirements=("C", "A"))
 
 
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask, where the platform has one),
-    which is what a kernel that shares its work out to threads can use."""
+#: Where the cgroup hierarchies are mounted, and this process's cgroups (tests point these
+#: at a made-up tree).
+CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_CGROUP = "/proc/self/cgroup"
+
+
+def _read_quota(directory: str, v2: bool) -> float | None:
+    """The CPUs one cgroup's quota allows (None: no quota, or no readable files there)."""
     try:
-        return len(os.sched_getaffinity(0)) or 1
+        if v2:
+            with open(os.path.join(directory, "cpu.max")) as f:
+                quota, period = f.read().split()[:2]
+            if quota == "max":
+                return None
+        else:
+            with open(os.path.join(directory, "cpu.cfs_quota_us")) as f:
+                quota = f.read().strip()
+            with open(os.path.join(directory, "cpu.cfs_period_us")) as f:
+                period = f.read().strip()
+        q, t = int(quota), int(period)
+    except (OSError, ValueError):
+        return None
+    return q / t if q > 0 and t > 0 else None
+
+
+def cgroup_cpu_limit(root: str | None = None, proc: str | None = None) -> float | None:
+    """The CPUs that a CPU quota on this process's cgroups allows (cgroup v2 ``cpu.max``,
+    v1 ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``), the tightest of its own cgroup and
+    those above it; None where none sets one (or none can be read).  A container's CPU
+    limit is such a quota, and its affinity mask still shows every CPU of the machine.  A
+    cgroup path that this mount does not show (a container's view) is looked up from the
+    mount's top, which is then the container's own cgroup."""
+    root = CGROUP_ROOT if root is None else root
+    try:
+        with open(PROC_CGROUP if proc is None else proc) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    limits = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":
+            base, v2 = root, True
+        elif "cpu" in controllers.split(","):
+            base, v2 = os.path.join(root, controllers), False
+            if not os.path.isdir(base):
+                base = os.path.join(root, "cpu")
+        else:
+            continue
+        at = "/" + path.strip("/")
+        while True:
+            here = os.path.join(base, at.lstrip("/"))
+            if os.path.isdir(here):
+                limit = _read_quota(here, v2)
+                if limit is not None:
+                    limits.append(limit)
+            if at == "/":
+                break
+            at = os.path.dirname(at)
+    return min(limits) if limits else None
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (where the platform has one),
+    at most what a cgroup CPU quota allows (rounded up), which is what a kernel that shares
+    its work out to threads can use."""
+    try:
+        cpus = len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):  # no sched_getaffinity on this platform
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    limit = cgroup_cpu_limit()
+    if limit is not None:
+        cpus = min(cpus, max(1, math.ceil(limit)))
+    return cpus

@@ -24,8 +24,7 @@ the ratios to read):
   (``COPY (SELECT ... GROUP BY server) TO``) and ``python polars_devices.py``
   (``scan_parquet(...).group_by(...).agg(...).sink_parquet``), each a fresh process; each
   records its peak resident memory (``extra_info["peak_rss_mib"]``, from ``wait4``, one more
-  run after the timed ones, each from the same page cache of its libraries: see
-  ``_LAUNCHER``).  Goals: 1.2x DuckDB, 1.5x polars (and no more memory than
+  run after the timed ones).  Goals: 1.2x DuckDB, 1.5x polars (and no more memory than
   DuckDB: printed, not asserted).
 - ``engines table 1M`` / ``engines table 10M``: in process, ``gpuclass.audit_table(table)``
   on a pyarrow table of hex text against DuckDB's query over the same table (a replacement
@@ -251,26 +250,8 @@ def test_engines_table_copy_floor(benchmark, tables, size):
 
 # As in bench_whole: a child forked from this process would count this process's image in
 # its peak RSS, so a small launcher starts the command and reports its own peak (wait4).
-#
-# Before it starts the command, the launcher drops the page cache of every shared library
-# in the environment's site-packages (gpuclass's, pyarrow's, numpy's, DuckDB's, polars'
-# alike), so that each peak is measured from the same cache.  After the test suite has run
-# (CI runs it first), the cached pages of the libraries it used heavily are mapped many at a
-# time around each fault, and count as resident: `import pyarrow` read 54.8 MiB of file
-# pages in CI's venv after the suite against 34.6 in a venv of the same files, and a 100k-row
-# audit's peak 95.6 against 77.9 MiB, back to 77.9 once those pages were dropped.
 _LAUNCHER = """
-import glob, os, subprocess, sys
-for lib in glob.glob(os.path.join(sys.prefix, "lib*", "python*", "site-packages", "**", "*.so*"),
-                     recursive=True):
-    try:
-        fd = os.open(lib, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-    except (OSError, AttributeError):  # not a file, or no posix_fadvise here
-        pass
+import os, subprocess, sys
 proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
 _, status, usage = os.wait4(proc.pid, 0)
 print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)

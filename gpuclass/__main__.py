@@ -1,7 +1,5 @@
 """``python -m gpuclass``: the ``gpuclass`` command."""
 
-import sys
+from gpuclass.cli import console, exit_process
 
-from gpuclass.cli import console
-
-sys.exit(console())
+exit_process(console())

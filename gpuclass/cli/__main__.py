@@ -1,7 +1,5 @@
 """``python -m gpuclass.cli``: the ``gpuclass`` command (as ``python -m gpuclass``)."""
 
-import sys
+from gpuclass.cli import console, exit_process
 
-from gpuclass.cli import console
-
-sys.exit(console())
+exit_process(console())

@@ -18,7 +18,6 @@ same functions once per distinct outcome and place the texts a column at a time.
 
 from __future__ import annotations
 
-import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -189,6 +188,8 @@ def cell_value(value: Any) -> Any:
     """A passthrough value as a flat cell: scalars as they are, anything else as JSON."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    import json
+
     return json.dumps(value, ensure_ascii=False)
 
 

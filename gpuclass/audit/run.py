@@ -1,18 +1,17 @@
 """Auditing files: each input's kind told by its content, read as a stream, reported in order.
 
-A path is a file (plain or compressed: gzip, xz, bzip2, zstd, recognised by their
-first bytes whatever the name), a directory or an archive (tar, compressed or not,
-or zip).  Every member of a directory or archive is told apart the same way: an
-lspci dump is one server (named after its file, or its folder where every host's
-file has the same name); a feed, NDJSON or CSV file is a source of its own (a
-directory of hourly feed snapshots is a history; ``latest=True`` keeps the latest
-record per server id).  Members that are no input (a binary, a sysfs tree's files,
-a symlink leaving the directory, a FIFO) are skipped and listed in ``skipped``.
+A path is a file (plain or compressed: gzip, xz, bzip2, zstd, recognised by their first
+bytes whatever the name), a directory or an archive (tar, compressed or not, or zip).
+Every member of a directory or archive is told apart the same way: an lspci dump is one
+server (named after its file, or its folder where every host's file has the same name); a
+feed, NDJSON or CSV file is a source of its own (a directory of hourly feed snapshots is a
+history; ``latest=True`` keeps the latest record per server id).  Members that are no
+input (a binary, a sysfs tree's files, a symlink leaving the directory, a FIFO) are
+skipped and listed in ``skipped``.
 
-Each kind goes to its engine: feeds, NDJSON and text CSV to the listing engine, lspci
-dumps to the dump engine, device tables (CSV or Parquet) to the device engine, which
-merges a server's rows wherever they lie.  The run yields the engines' chunks
-(:mod:`gpuclass.audit.results`) in input order.
+Each kind goes to its engine: feeds, NDJSON and text CSV to the listing engine, lspci dumps
+to the dump engine, device tables (CSV or Parquet) to the device engine, which merges a
+server's rows wherever they lie; the run yields their chunks in input order.
 
 Errors: a missing or unreadable path, a damaged archive, an input that expands past
 the limits (:class:`~gpuclass.audit.ingest.compressed.Limits`) are a
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
     from .ingest.archives import Member
+    from .ingest.text import Reader
     from .progress import Progress
 
 from ..errors import InputError, NotAFileError, SourceError
@@ -49,9 +49,7 @@ from .ingest.columns import TEXT_COLUMNS, field_names, is_device_header, pick_co
 from .ingest.compressed import Bounded, Limits, archive_kind, compression_of, decompress
 from ..compression import plain_name
 from .ingest.kinds import HEAD, KINDS, SKIP_REASONS, read_kind_head, sniff
-from .ingest.records import iter_feed, iter_ndjson
 from .ingest.streams import Prefixed, prefetch, read_at_most, read_head, rewound
-from .ingest.text import Reader
 from .engine import Unsettled
 from .results.listing import ReportBatch
 from .results.reports import ServerReport
@@ -138,15 +136,19 @@ def _stream_chunks(ctx: _Context, fh: IO[bytes], name: str, kind: str | None,
         yield _dump_chunk(ctx, stream, name, inner)
     elif kind == "parquet":
         yield from _parquet_chunks(ctx, fh, head, name)
-    elif kind == "feed":
-        auditor = ctx.text_auditor()
-        yield from auditor.batches(iter_feed(Reader(stream), name, auditor.FIELDS))
-    elif kind == "ndjson":
-        yield from ctx.text_auditor().batches(iter_ndjson(Reader(stream), name))
-    elif kind in ("csv", "table-csv"):
-        yield from _csv_chunks(ctx, Reader(stream), name, kind)
-    else:
-        raise InputError(f"unknown input kind {kind!r}; expected one of {', '.join(KINDS)}")
+    else:  # (the text readers' modules, json and re among them, are imported for text only)
+        from .ingest.records import iter_feed, iter_ndjson
+        from .ingest.text import Reader
+
+        if kind == "feed":
+            auditor = ctx.text_auditor()
+            yield from auditor.batches(iter_feed(Reader(stream), name, auditor.FIELDS))
+        elif kind == "ndjson":
+            yield from ctx.text_auditor().batches(iter_ndjson(Reader(stream), name))
+        elif kind in ("csv", "table-csv"):
+            yield from _csv_chunks(ctx, Reader(stream), name, kind)
+        else:
+            raise InputError(f"unknown input kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
 def _dump_chunk(ctx: _Context, stream: IO[bytes], name: str, inner: str) -> ReportBatch:
@@ -443,10 +445,10 @@ def _preflight(path: str, kind: str, text_column: str | None) -> None:
     found = sniff(head, path) if kind == "auto" else kind
     if found not in ("csv", "table-csv"):
         return
-    reader = Reader(io.BytesIO(head))
     from .ingest.csv import BadCsvRow, check_header, csv_rows
+    from .ingest.text import Reader
 
-    header = next(csv_rows(reader), None)
+    header = next(csv_rows(Reader(io.BytesIO(head))), None)
     if header is None or isinstance(header, BadCsvRow):
         return
     check_header(header, path)

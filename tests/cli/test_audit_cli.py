@@ -100,3 +100,50 @@ def test_the_command_audits_parquet_without_pandas_and_answers_alike(tmp_path):
     loaded = outs["import pandas, cloudpickle"]
     assert outs[""][0].equals(loaded[0]) and outs[""][1] == loaded[1]
     assert outs[""][0]["slices"].to_pylist() == [4, 0, 0]
+
+
+_MODULES = """import sys
+{first}
+from gpuclass.cli import console
+sys.argv = ["gpuclass", "audit", *sys.argv[1:]]
+code = console()
+print(code, " ".join(sorted(sys.modules)))
+"""
+
+# modules only a text input needs (feeds, NDJSON, CSV, the csv sink), and pathlib (a
+# Parquet path is opened as a str)
+_TEXT_ONLY = {"json", "csv", "pathlib", "gpuclass.audit.ingest.records", "gpuclass.audit.ingest.text",
+              "gpuclass.audit.ingest.csv"}
+
+
+def test_a_parquet_audit_imports_none_of_the_text_readers_modules(tmp_path):
+    """What a process that imports numpy and pyarrow's Parquet reader has not loaded, a
+    Parquet to Parquet audit does not load either, where only text inputs use it; a feed's
+    audit does (the control)."""
+    import subprocess
+    import sys
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from helpers import outside_tree
+
+    src = tmp_path / "devices.parquet"
+    pq.write_table(pa.table({"server": ["a", "b"], "vendor": ["10de", "8086"], "device": ["27b0", "1533"],
+                             "class": ["0300", "0200"]}), src)
+    feed = tmp_path / "feed.json"
+    feed.write_text('[{"id": 1, "description": ["1x RTX 6000 Ada"]}]')
+
+    def modules(code: str, *args: str) -> tuple[str, set[str]]:
+        proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                              cwd=outside_tree(), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        said = proc.stdout.split()
+        return said[0], set(said[1:])
+
+    _, base = modules("import sys, numpy, pyarrow, pyarrow._parquet\nprint(0, ' '.join(sys.modules))")
+    code, loaded = modules(_MODULES.format(first=""), str(src), "-o", str(tmp_path / "out.parquet"))
+    assert code == "0"
+    assert not (loaded - base) & _TEXT_ONLY
+    assert pq.read_table(tmp_path / "out.parquet")["slices"].to_pylist() == [4, 0]
+    code, loaded = modules(_MODULES.format(first=""), str(feed), "-o", str(tmp_path / "feed.parquet"))
+    assert code == "0" and {"json", "gpuclass.audit.ingest.records"} <= loaded

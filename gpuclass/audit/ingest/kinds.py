@@ -14,8 +14,6 @@ member of a collection is skipped.  The compression suffixes are named once, in
 
 from __future__ import annotations
 
-import csv
-import json
 import os
 import re
 
@@ -174,6 +172,8 @@ def sniff(head: bytes, name: str) -> str:
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     stripped = text.lstrip()
     if low.endswith((".csv", ".tsv")):
+        import csv
+
         try:
             first = next(csv.reader([stripped.split("\n", 1)[0]]), [])
         except csv.Error:  # a header the csv module rejects: reading it says so

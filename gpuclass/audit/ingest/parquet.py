@@ -11,12 +11,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO, Any
 
 from ...errors import InputError, MissingExtraError, SourceError
 from .arrow import check_schema
 from .columns import device_columns
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["parquet_batches", "check_batch", "batch_rows_for"]
 

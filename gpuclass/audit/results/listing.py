@@ -24,7 +24,6 @@ server, outcome, record)``: a record (its mapping) with no problem of its own.
 
 from __future__ import annotations
 
-import csv
 import io
 
 from ...lazy import compiled_function
@@ -83,6 +82,8 @@ class SharedOutcome:
         """The CSV cells from ``gpu_capable`` to the last card count of such a record, as the
         csv module writes them in a line (quoted where a cell needs it)."""
         if self._cells is None:
+            import csv
+
             buf = io.StringIO()
             row = flat_row(self.sample(), self.card_ids)
             csv.writer(buf, lineterminator="\n").writerow(row[3:len(row) - len(PASSTHROUGH)])

@@ -65,3 +65,25 @@ def test_without_the_conftest_the_cluster_s_settings_reach_later_processes(tmp_p
     proc = _run(tmp_path, with_conftest=False)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "MALLOC_TRIM_THRESHOLD_" in proc.stdout and "1 failed, 1 passed" in proc.stdout
+
+
+def test_the_library_cache_drop_names_each_shared_library_once(tmp_path):
+    """benchmarks/scripts/drop_library_cache.py (run by .ci/run before the benchmarks):
+    every ``*.so`` and versioned ``*.so.N`` file under the roots, nothing else, no link."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "scripts" / "drop_library_cache.py"
+    (tmp_path / "pkg" / "libs").mkdir(parents=True)
+    for name in ("pkg/_core.cpython-311-x86_64-linux-gnu.so", "pkg/libs/libarrow.so.2300",
+                 "pkg/libs/libz-abc.so.1.3.1", "pkg/module.py", "pkg/data.sosomething", "pkg/notes.so.txt.bak"):
+        (tmp_path / name).write_bytes(b"\0" * 4096)
+    (tmp_path / "pkg" / "link.so").symlink_to(tmp_path / "pkg" / "_core.cpython-311-x86_64-linux-gnu.so")
+    import runpy
+
+    mod = runpy.run_path(str(script))
+    found = sorted(os.path.relpath(p, tmp_path) for p in mod["libraries"]([str(tmp_path)]))
+    assert found == ["pkg/_core.cpython-311-x86_64-linux-gnu.so", "pkg/libs/libarrow.so.2300",
+                     "pkg/libs/libz-abc.so.1.3.1"]
+    # a file that cannot be opened is passed over; the others are advised
+    assert mod["drop"](iter([str(tmp_path / "missing.so"), *map(str, (tmp_path / f for f in found))])) == 3
+    out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ("drop_library_cache: 3 libraries advised" if hasattr(os, "posix_fadvise")
+                                  else "drop_library_cache: no posix_fadvise here; nothing dropped")

@@ -58,7 +58,10 @@ for MOD in gpuclass._core gpuclass._feed; do
     fi
 done
 
-# the tests, fuzz corpora and configuration, without the package sources
+# the tests, fuzz corpora and configuration, without the package sources; pytest captures
+# sys.stdout and sys.stderr only (--capture=sys), so that a sanitizer's report, written to
+# descriptor 2 as the process aborts, reaches the terminal rather than a capture file that
+# the aborted process never shows
 (cd "$WORK/src" && tar -cf - --exclude=./gpuclass --exclude=./build .) | tar -xf - -C "$WORK/run"
 
 cd "$WORK/run"
@@ -67,4 +70,4 @@ env LD_PRELOAD="$ASAN:$UBSAN" GPUCLASS_SOURCE_TREE="$WORK/src" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:quarantine_size_mb=16 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     PATH="$VENV/bin:$PATH" \
-    "$VENV/bin/pytest" -q -p no:cacheprovider "$@"
+    "$VENV/bin/pytest" -q -p no:cacheprovider --capture=sys "$@"

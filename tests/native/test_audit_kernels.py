@@ -58,11 +58,18 @@ def dictionary_array(draw, values, value_type):
     return pa.DictionaryArray.from_arrays(indices, pa.array(entries, value_type))
 
 
+# server keys of every length the kernel compares in its own way (0-3, 4-7, 8-16 bytes and
+# longer), in pairs of one length that differ at the start, the middle or the end
+SERVER_KEYS = ["a", "b", "c", "", None, "a-much-longer-server-name", "a-much-longer-server-namf",
+               "xy", "xz", "abcd", "abce", "srv0001", "srv0002", "rack-a-1", "rack-b-1", "node-17.dc1",
+               "node-17.dc2", "0123456789abcdef", "1123456789abcdef", "0123456789abcdefg", "0123456789abcdefh",
+               "\u00f1odo-1", "\u00f1odo-2"]
+
+
 @st.composite
 def device_columns(draw):
     n = draw(st.integers(0, 120))
-    servers = draw(st.lists(st.sampled_from(["a", "b", "c", "", None, "a-much-longer-server-name"]),
-                            min_size=n, max_size=n))
+    servers = draw(st.lists(st.sampled_from(SERVER_KEYS), min_size=n, max_size=n))
     cols = [draw(dictionary_array(servers, pa.string())) if draw(st.integers(0, 3)) == 0
             else pa.array(servers, pa.string())]
     for _ in range(5):
@@ -157,6 +164,24 @@ def test_runs_cover_every_row_once(core, cols):
     assert int(runs.totals[:, C.R_INVALID].sum()) == len(runs.problem_rows)
     assert int(runs.counts.sum()) == int(runs.totals[:, C.R_CARDS].sum())
     assert len(runs.unsupported_rows) == int(runs.totals[:, C.R_UNSUPPORTED].sum())
+
+
+@pytest.mark.parametrize("size", list(range(1, 26)))  # (an empty key names no server)
+def test_neighbouring_keys_of_one_length_are_told_apart_at_every_byte(core, size):
+    """Two server keys of ``size`` bytes are one server exactly where every byte is equal:
+    a key against itself, and against the same key with any one byte changed (the first,
+    the last, any in between)."""
+    key = "".join(chr(ord("a") + k % 26) for k in range(size))
+    for at in range(-1, size):
+        other = key if at < 0 else key[:at] + ("#" if key[at] != "#" else "%") + key[at + 1:]
+        for cols in ([pa.array([key, other, other, key], pa.string())],
+                     [pa.array([key, other, other, key], pa.large_string())],
+                     [pa.array([key, other, other, key], pa.string()).dictionary_encode()]):
+            cols += [pa.array(["10de"] * 4), pa.array(["2bb5"] * 4), pa.array(["0302"] * 4),
+                     pa.array([None] * 4, pa.string()), pa.array([None] * 4, pa.string())]
+            runs = _run(core, cols)
+            want = [0, 4] if at < 0 else [0, 1, 3, 4]
+            assert runs.starts.tolist() == want, (size, at)
 
 
 @pytest.mark.parametrize("cell,want", [

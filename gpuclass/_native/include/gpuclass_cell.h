@@ -126,6 +126,16 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_text_cell(const uint8_t *s, int64_t n
    takes its entry's state, value and digits. */
 typedef struct { uint32_t *val; uint8_t *st; int8_t *nd; } gpuclass_parsed;
 
+/* A DICT column's cells j in [0, m) as their entries' (pre), entry INDEX (an expression of
+   j): the dictionary's loop where no cell is missing. */
+#define GPUCLASS_GATHER_ENTRIES(INDEX)                      \
+    for (int64_t j = 0; j < m; j++) {                       \
+        int64_t e = (INDEX);                                \
+        st[j] = pre->st[e];                                 \
+        val[j] = pre->val[e];                               \
+        nd[j] = pre->nd[e];                                 \
+    }
+
 /* Parse rows [lo, lo + m) of one ID column: state (GPUCLASS_CELL_*), value and digits (-1
    for an integer cell) of each cell; a DICT column's cells are their entries' (pre: the
    dictionary parsed). */
@@ -133,7 +143,15 @@ static GPUCLASS_ALWAYS_INLINE void gpuclass_parse_column(const gpuclass_col *c, 
                                                          int maxdigits, gpuclass_memo *memo,
                                                          const gpuclass_parsed *pre, uint32_t *val,
                                                          uint8_t *st, int8_t *nd) {
-    if (c->kind == GPUCLASS_DICT) {
+    if (c->kind == GPUCLASS_DICT && c->valid == NULL) {
+        /* no cell missing: one loop per index width, without a test a row */
+        switch (c->index_size) {
+        case 1: GPUCLASS_GATHER_ENTRIES(((const int8_t *)c->index)[lo + j]); break;
+        case 2: GPUCLASS_GATHER_ENTRIES(gpuclass_ld16(c->index, lo + j)); break;
+        case 4: GPUCLASS_GATHER_ENTRIES(gpuclass_ld32(c->index, lo + j)); break;
+        default: GPUCLASS_GATHER_ENTRIES(gpuclass_ld64(c->index, lo + j)); break;
+        }
+    } else if (c->kind == GPUCLASS_DICT) {
         for (int64_t j = 0; j < m; j++) {
             if (c->valid != NULL && gpuclass_col_null(c, lo + j)) {
                 st[j] = GPUCLASS_CELL_MISSING;

@@ -30,6 +30,34 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_nameless(const gpuclass_col *c, int64
     return gpuclass_blank_key(s, len);
 }
 
+/* Are the n bytes at x and y the same?  Keys of up to 16 bytes (most server names) are
+   compared in place, two 8-byte (or 4-byte) loads from each end that overlap, reading no
+   byte outside either key; longer ones by memcmp. */
+static GPUCLASS_ALWAYS_INLINE int gpuclass_same_bytes(const uint8_t *x, const uint8_t *y, int64_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t x0, y0, x1, y1;
+        memcpy(&x0, x, 8);
+        memcpy(&y0, y, 8);
+        memcpy(&x1, x + n - 8, 8);
+        memcpy(&y1, y + n - 8, 8);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, x, 4);
+        memcpy(&y0, y, 4);
+        memcpy(&x1, x + n - 4, 4);
+        memcpy(&y1, y + n - 4, 4);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n < 4) {
+        for (int64_t k = 0; k < n; k++)
+            if (x[k] != y[k]) return 0;
+        return 1;
+    }
+    return memcmp(x, y, (size_t)n) == 0;
+}
+
 /* Do rows i and j (j = i - 1) have equal, present server keys? */
 static GPUCLASS_ALWAYS_INLINE int gpuclass_same_server(const gpuclass_col *c, int64_t i, int64_t j) {
     if (c->kind == GPUCLASS_DICT) {  /* the entries' keys: one entry is one key */
@@ -42,7 +70,7 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_same_server(const gpuclass_col *c, in
     if (c->kind == GPUCLASS_INT) return gpuclass_ld64(c->ints, i) == gpuclass_ld64(c->ints, j);
     int64_t a, b;
     const uint8_t *x = gpuclass_col_bytes(c, i, &a), *y = gpuclass_col_bytes(c, j, &b);
-    return a == b && memcmp(x, y, (size_t)a) == 0;
+    return a == b && gpuclass_same_bytes(x, y, a);
 }
 
 /* SplitMix64's finalizer: every input bit moves about half the output bits. */
@@ -137,7 +165,8 @@ static int gpuclass_text_rising(const gpuclass_col *c, int64_t n) {
     for (int64_t i = 1; i < n; i++) {
         int64_t a, b;
         const uint8_t *x = gpuclass_col_bytes(c, i - 1, &a), *y = gpuclass_col_bytes(c, i, &b);
-        int r = memcmp(x, y, (size_t)(a < b ? a : b));
+        int64_t m = a < b ? a : b;
+        int r = m ? memcmp(x, y, (size_t)m) : 0;  /* (no text at all: no buffer, x NULL) */
         if (r > 0 || (r == 0 && a >= b)) return 0;
     }
     return 1;
@@ -165,7 +194,7 @@ static void gpuclass_take_text(const gpuclass_col *c, const int64_t *idx, int64_
     for (int64_t k = 0; k < m; k++) {
         if (idx[k] >= 0) {
             const uint8_t *s = gpuclass_col_bytes(c, idx[k], &len);
-            memcpy(data + at, s, (size_t)len);
+            if (len) memcpy(data + at, s, (size_t)len);  /* (empty texts may have no buffer) */
             at += len;
         }
         off[k + 1] = at;

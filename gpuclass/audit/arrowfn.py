@@ -29,6 +29,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .._native import numpy_dtype, numpy_values
+
+# Arrow's integer and float types by numpy's dtype (the native byte order's), without
+# pyarrow's own numpy support (pa.from_numpy_dtype needs it)
+_ARROW_OF = {numpy_dtype(t).str: t for t in (
+    pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
+    pa.float32(), pa.float64())}
+
 __all__ = ["call", "from_numpy", "to_numpy", "take", "take_text", "cast", "fill_null", "rising",
            "greater_equal", "is_text", "is_null_mask", "indices_within"]
 
@@ -63,7 +71,7 @@ def from_numpy(values: np.ndarray, mask: np.ndarray | None = None) -> Any:
         typ = pa.bool_()
     else:
         data = pa.py_buffer(values)
-        typ = pa.from_numpy_dtype(values.dtype)
+        typ = _ARROW_OF.get(values.dtype.str) or pa.from_numpy_dtype(values.dtype)
     validity = None
     nulls = 0
     if mask is not None and len(mask):
@@ -76,15 +84,22 @@ def from_numpy(values: np.ndarray, mask: np.ndarray | None = None) -> Any:
 
 def to_numpy(values: Any) -> np.ndarray:
     """A column (an Arrow array, or a table's chunked column) without missing values as a
-    numpy array (``ChunkedArray.to_numpy`` looks for pandas first, which imports it)."""
+    numpy array (``ChunkedArray.to_numpy`` looks for pandas first, which imports it).
+    Numbers and booleans are read from their buffers, so that this needs no numpy support
+    in pyarrow itself: the command's process imports pyarrow before numpy (see
+    :mod:`gpuclass.audit.ingest.parquet`)."""
     if isinstance(values, pa.ChunkedArray):
         chunks = values.chunks
         if len(chunks) == 1:
-            return chunks[0].to_numpy(zero_copy_only=False)
+            return _numbers(chunks[0])
         if not chunks:
-            return np.empty(0, values.type.to_pandas_dtype())
-        return np.concatenate([c.to_numpy(zero_copy_only=False) for c in chunks])
-    return values.to_numpy(zero_copy_only=False)
+            return np.empty(0, numpy_dtype(values.type) or values.type.to_pandas_dtype())
+        return np.concatenate([_numbers(c) for c in chunks])
+    return _numbers(values)
+
+
+def _numbers(arr: Any) -> np.ndarray:
+    return numpy_values(arr) if not arr.null_count else arr.to_numpy(zero_copy_only=False)
 
 
 def take(values: Any, indices: Any) -> Any:
@@ -140,7 +155,7 @@ def rising(keys: Any) -> bool:
 
         return core.text_rising(key_column(keys, "keys"))
     if isinstance(keys, pa.Array) and pa.types.is_integer(keys.type) and not keys.null_count:
-        v = keys.to_numpy()
+        v = numpy_values(keys)
         return bool((v[1:] > v[:-1]).all())
     above = call("greater", keys.slice(1), keys.slice(0, n - 1))
     return bool(call("all", above).as_py()) and not above.null_count
@@ -162,7 +177,7 @@ def greater_equal(a: Any, b: Any) -> tuple[bool, bool]:
 
 def is_null_mask(values: Any) -> np.ndarray:
     """A bool numpy array: True where ``values`` is missing."""
-    return np.asarray(call("is_null", values), dtype=bool)
+    return to_numpy(call("is_null", values))
 
 
 def indices_within(col: Any) -> bool:

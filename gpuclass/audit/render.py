@@ -229,7 +229,9 @@ def _scatter(n: int, default: str, rows: Any, pool: list[str], which: Any) -> An
 
     index = np.zeros(n, np.int64)
     index[rows] = np.asarray(which, np.int64) + 1
-    return pa.array([default, *pool], pa.string()).take(pa.array(index))
+    from .arrowfn import from_numpy
+
+    return pa.array([default, *pool], pa.string()).take(from_numpy(index))
 
 
 def device_texts(compiled: Any, counts: Any, slices: Any, unsupported_gpus: Any,

@@ -172,8 +172,8 @@ def _parquet_chunks(ctx: _Context, fh: IO[bytes], head: bytes, name: str) -> Ite
         source = io.BytesIO(data)
     from .ingest.parquet import parquet_batches
 
-    # the first batch is read while the engine's modules (numpy among them) are imported
-    yield from _device_chunks(ctx, prefetch(parquet_batches(source, ctx.server_column, name)), name)
+    # the first batches are read while the engine's modules (numpy among them) are imported
+    yield from _device_chunks(ctx, prefetch(parquet_batches(source, ctx.server_column, name), lead=8), name)
 
 
 def _device_chunks(ctx: _Context, batches: Any, name: str) -> Iterator[Any]:

@@ -120,6 +120,10 @@ def run(args) -> int:
 
     fewer_malloc_arenas()  # before the audit's threads start
     fmt = _output_format(args)
+    if fmt != "html":  # (the report's charts convert through pyarrow's numpy support)
+        from ..audit.ingest import parquet
+
+        parquet.PYARROW_BEFORE_NUMPY = True  # a Parquet input's reader starts before numpy loads
     _check_output(args.output, [*args.files, *([args.policy] if isinstance(args.policy, str) else [])])
     progress = {"always": True, "never": False}.get(args.progress, sys.stderr.isatty())
     reports = audit_paths(args.files, kind=args.kind, policy=args.policy,

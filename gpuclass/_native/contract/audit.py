@@ -80,6 +80,52 @@ def absent(n: int) -> Column:
     return Column(ABSENT, n, None, None, None, None, 0)
 
 
+def numpy_dtype(t: Any) -> np.dtype | None:
+    """numpy's dtype of the Arrow type ``t``'s values where its layout is numpy's: the
+    integers and floats (float16 aside); None for any other type."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(t):
+        return np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
+    if pa.types.is_float32(t) or pa.types.is_float64(t):
+        return np.dtype(f"f{t.bit_width // 8}")
+    return None
+
+
+def numpy_values(arr: Any) -> np.ndarray:
+    """An Arrow array's values as a numpy array, missing ones as whatever lies under them:
+    integers and floats over the array's own buffer (read-only, as Arrow's zero-copy
+    conversion gives them), booleans unpacked from their bits, anything else as
+    ``to_numpy`` converts it.  Read from the buffers, this needs no numpy support in
+    pyarrow: the command's process imports pyarrow before numpy
+    (:mod:`gpuclass.audit.ingest.parquet`)."""
+    import pyarrow as pa
+
+    n = len(arr)
+    dt = numpy_dtype(arr.type)
+    if dt is not None or pa.types.is_boolean(arr.type):
+        data = arr.buffers()[1]
+        if dt is None:  # booleans: a bit each
+            if not n or data is None:
+                return np.zeros(n, np.bool_)
+            bits = np.frombuffer(data, np.uint8, count=(arr.offset + n + 7) >> 3)
+            return np.unpackbits(bits, count=arr.offset + n, bitorder="little")[arr.offset:].view(np.bool_)
+        if not n or data is None:
+            return np.zeros(n, dt)
+        return np.frombuffer(data, dt, count=n, offset=arr.offset * dt.itemsize)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def _missing(arr: Any) -> np.ndarray | None:
+    """True where ``arr``'s value is missing; None where none is."""
+    buf = arr.buffers()[0]
+    if buf is None or arr.null_count == 0:
+        return None
+    n = len(arr)
+    bits = np.frombuffer(buf, np.uint8, count=(arr.offset + n + 7) >> 3)
+    return np.unpackbits(bits, count=arr.offset + n, bitorder="little")[arr.offset:] == 0
+
+
 def _bitmap(arr: Any) -> tuple[np.ndarray | None, int]:
     buf = arr.buffers()[0]
     if buf is None or arr.null_count == 0:
@@ -122,14 +168,20 @@ def column_of(values: Any, name: str) -> Column:
         valid, voff = _bitmap(arr)
         return Column(STR64 if wide else STR32, n, data, offsets, None, valid, voff, values)
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
-        ints = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        raw = numpy_values(arr)
+        missing = _missing(arr)
+        ints = raw.astype(np.int64)
         if pa.types.is_unsigned_integer(t) and t.bit_width == 64:
-            big = arr.fill_null(0).to_numpy(zero_copy_only=False) > np.uint64(2**63 - 1)
-            ints[big] = -1  # past int64: malformed, as any value out of range
+            ints[raw > np.uint64(2**63 - 1)] = -1  # past int64: malformed, as any value out of range
+        if missing is not None:
+            ints[missing] = 0
         valid, voff = _bitmap(arr)
         return Column(INT, n, None, None, ints, valid, voff, values)
-    if pa.types.is_floating(t):
-        f = arr.to_numpy(zero_copy_only=False).astype(np.float64)
+    if pa.types.is_floating(t) and numpy_dtype(t) is not None:
+        f = numpy_values(arr).astype(np.float64)
+        missing = _missing(arr)
+        if missing is not None:
+            f[missing] = np.nan
         nan = np.isnan(f)
         whole = ~nan & (f == np.floor(f)) & (np.abs(f) < 2**62)
         ints = np.where(whole, f, -1).astype(np.int64)  # not a whole number: malformed
@@ -151,10 +203,8 @@ def _dictionary_column(arr: Any, values: Any, name: str) -> Column:
         return column_of(arr.cast(arr.type.value_type), name)
     idx = arr.indices
     n = len(idx)
-    dtype = np.dtype(idx.type.to_pandas_dtype())
-    buf = idx.buffers()[1]
-    index = (np.frombuffer(buf, dtype=dtype, count=n, offset=idx.offset * dtype.itemsize) if buf is not None
-             else np.zeros(n, dtype))
+    dtype = numpy_dtype(idx.type)
+    index = numpy_values(idx)
     if dtype in _SIGNED:
         index = index.astype(_SIGNED[dtype])
     valid, voff = _bitmap(idx)

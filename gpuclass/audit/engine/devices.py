@@ -327,9 +327,11 @@ class DeviceEngine:
         if keys.null_count == n:
             return
         self._types.add(keys.type)
-        named = np.flatnonzero(~np.asarray(keys.is_null(), dtype=bool)) if keys.null_count else iota(n)
-        hashes = self.kernel.key_hashes(key_column(keys.take(named) if keys.null_count else keys, "server"),
-                                        _SEED)
+        from ..arrowfn import from_numpy, to_numpy
+
+        named = np.flatnonzero(~to_numpy(keys.is_null())) if keys.null_count else iota(n)
+        hashes = self.kernel.key_hashes(key_column(keys.take(from_numpy(named)) if keys.null_count else keys,
+                                                   "server"), _SEED)
         found, prior = self._seen.add(hashes, self._n_named)
         self._named.append(named + base)
         self._n_named += len(named)
@@ -351,7 +353,9 @@ class DeviceEngine:
         found = joined(self._found)
         first = joined(self._named)[joined(self._prior)]
         keys = runs.keys
-        if not pc.all(pc.equal(keys.take(pa.array(found)), keys.take(pa.array(first)))).as_py():
+        from ..arrowfn import from_numpy
+
+        if not pc.all(pc.equal(keys.take(from_numpy(found)), keys.take(from_numpy(first)))).as_py():
             return group_runs(runs)  # two keys with one hash: group by the keys themselves
         ident = np.arange(len(runs.first), dtype=np.int64)
         rep = ident.copy()

@@ -71,7 +71,7 @@ def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     group of its own)."""
     import pyarrow.compute as pc
 
-    from ..arrowfn import rising
+    from ..arrowfn import rising, to_numpy
 
     n = len(runs.first)
     keys = runs.keys
@@ -79,8 +79,8 @@ def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
         ident = iota(n)  # sorted by server: each run is its group
         return ident, ident
     # dictionary indices count the distinct keys in order of first appearance
-    idx = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False)
-    null = np.asarray(keys.is_null(), dtype=bool) if keys.null_count else np.zeros(n, dtype=bool)
+    idx = to_numpy(pc.dictionary_encode(keys).indices.fill_null(0))
+    null = to_numpy(keys.is_null()) if keys.null_count else np.zeros(n, dtype=bool)
     idx = np.where(null, -1, idx).astype(np.int64)
     seen = np.maximum.accumulate(np.concatenate(([-1], idx)))[:-1]
     new = null | (idx > seen)          # a key never seen before, or no key at all
@@ -96,7 +96,7 @@ def merge_runs(runs: Runs, group: np.ndarray | None = None, first_run: np.ndarra
                kernel: Any = None) -> Runs:
     """``runs`` with the runs of each group (default: :func:`group_runs`) made one, by the
     rollup's rules (sums, the first supported model, the mixed bits: ``core.merge_runs``)."""
-    import pyarrow as pa
+    from ..arrowfn import from_numpy
 
     if group is None or first_run is None:
         group, first_run = group_runs(runs)
@@ -120,7 +120,7 @@ def merge_runs(runs: Runs, group: np.ndarray | None = None, first_run: np.ndarra
     else:
         totals, counts = kernel.merge_runs(group, runs.totals, runs.counts, n_groups)
         rows = np.bincount(group, weights=runs.rows, minlength=n_groups).astype(np.int64)
-    return Runs(runs.keys.take(pa.array(first_run)), runs.first[first_run], rows, totals, counts,
+    return Runs(runs.keys.take(from_numpy(first_run)), runs.first[first_run], rows, totals, counts,
                 [(int(group[run]), row, text) for run, row, text in runs.problems],
                 group[runs.unsupported_run], runs.unsupported_ids)
 

@@ -10,15 +10,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import IO, Any
-
 from ...errors import InputError, MissingExtraError, SourceError
-from .arrow import check_schema
 from .columns import device_columns
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import IO, Any
+
     from pathlib import Path
 
 __all__ = ["parquet_batches", "check_batch", "batch_rows_for"]
@@ -48,6 +47,72 @@ def batch_rows_for(rows: int) -> int:
     return min(_BATCH_ROWS, max(_MIN_BATCH_ROWS, 1 << (eighth - 1).bit_length()))
 
 
+# Whether this process imports pyarrow before numpy, where neither is loaded yet: set by the
+# gpuclass command (cli/audit.py), never by the library in a user's process.  pyarrow loads
+# numpy at its start only for its own conversions to and from numpy arrays, which the
+# audit does through buffers (arrowfn.to_numpy, contract.audit.numpy_values); without it,
+# the reader thread starts decoding while the main thread loads numpy and the engine (about
+# 60 ms on a 2-vCPU VM), rather than after (tests/audit/test_pyarrow_first.py).
+PYARROW_BEFORE_NUMPY = False
+
+
+class _NoNumpy:
+    """A meta path finder under which numpy cannot be imported (while pyarrow loads)."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> None:
+        if name.partition(".")[0] == "numpy":
+            raise ModuleNotFoundError("numpy is imported after pyarrow here", name=name)
+        return None
+
+
+def _pyarrow_version() -> tuple[int, ...]:
+    """The installed pyarrow's version, read from its files without importing it (0,: not
+    known)."""
+    import importlib.util
+    import os
+    import re
+
+    try:
+        spec = importlib.util.find_spec("pyarrow")
+        where = list(spec.submodule_search_locations or []) if spec is not None else []
+        with open(os.path.join(where[0], "_generated_version.py"), encoding="utf-8") as fh:
+            found = re.search(r"""version\s*=\s*['"](\d+)\.(\d+)""", fh.read())
+    except (ImportError, OSError, IndexError, ValueError):
+        return (0,)
+    return (int(found.group(1)), int(found.group(2))) if found else (0,)
+
+
+def _import_pyarrow() -> bool:
+    """Import pyarrow and its Parquet reader: before numpy where :data:`PYARROW_BEFORE_NUMPY`
+    is set, neither is loaded yet and pyarrow is one that starts without numpy (16 on).
+    True where it was imported so."""
+    import sys
+
+    if not PYARROW_BEFORE_NUMPY or "pyarrow" in sys.modules or "numpy" in sys.modules \
+            or _pyarrow_version() < (16,):
+        import pyarrow  # noqa: F401
+        import pyarrow._parquet  # noqa: F401
+
+        return False
+    sys.meta_path.insert(0, _NoNumpy)
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow._parquet  # noqa: F401
+    finally:
+        sys.meta_path.remove(_NoNumpy)
+    return True
+
+
+def _numpy_loaded() -> bool:
+    """Whether numpy is imported in full (not still being imported by another thread, whose
+    import a second one would wait for)."""
+    import sys
+
+    module = sys.modules.get("numpy")
+    return module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", True)
+
+
 def _reader(source: Any, read_dictionary: list[str] | None = None, metadata: Any = None) -> Any:
     """pyarrow's Parquet reader of ``source`` (a path or a file object): the class that
     ``pyarrow.parquet.ParquetFile`` wraps, opened with the options it gives it by default,
@@ -67,15 +132,14 @@ def _reader(source: Any, read_dictionary: list[str] | None = None, metadata: Any
     return reader
 
 
-def check_batch(batch: Any) -> None:
+def check_batch(batch: Any, with_numpy: bool = True) -> None:
     """Raise what ``batch.validate(full=True)`` raises (an ``ArrowInvalid``) where it
     would: text that is not UTF-8, offsets out of order, a dictionary index outside its
     entries.  The indices of a dictionary column with none missing are bounded with
     numpy's min and max (Arrow's check visits each index: a twentieth of a 10M-row audit's
-    reading); every other column is validated in full."""
+    reading), or by Arrow's check where ``with_numpy`` is False (a reader that runs before
+    numpy is loaded); every other column is validated in full."""
     import pyarrow as pa
-
-    from ..arrowfn import indices_within
 
     for name, col in zip(batch.schema.names, batch.columns):
         if not isinstance(col, pa.DictionaryArray) or col.null_count:
@@ -83,7 +147,17 @@ def check_batch(batch: Any) -> None:
             continue
         col.validate()
         col.dictionary.validate(full=True)
-        if not indices_within(col):
+        if with_numpy:
+            from ..arrowfn import indices_within
+
+            within = indices_within(col)
+        else:
+            try:  # (its dictionary is valid: what the full check finds is an index)
+                col.validate(full=True)
+                within = True
+            except pa.ArrowInvalid:
+                within = False
+        if not within:
             raise pa.ArrowInvalid(f"column {name!r}: a dictionary index outside its "
                                   f"{len(col.dictionary)} entries")
 
@@ -103,9 +177,12 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
     before the first batch.
     """
     try:
-        import pyarrow as pa
+        first_here = _import_pyarrow()
     except ImportError as exc:
         raise MissingExtraError("pyarrow", "dataframes", "reading Parquet") from exc
+    import pyarrow as pa
+
+    from .arrow import check_schema
 
     where = name or str(getattr(source, "name", source))
     try:
@@ -146,7 +223,7 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
                 if batch is not None:
                     # pyarrow does not check that text read from Parquet is UTF-8: a damaged
                     # string would only fail later, when a cell is converted
-                    check_batch(batch)
+                    check_batch(batch, with_numpy=not first_here or _numpy_loaded())
             except Exception as exc:  # a damaged row group
                 raise SourceError(where, None, f"unreadable Parquet data after row {row}: {exc}") from None
             if batch is None:

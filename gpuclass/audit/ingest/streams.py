@@ -88,22 +88,25 @@ def rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:
     return io.BufferedReader(Prefixed(head, fh))
 
 
-def prefetch(items: Iterable[Any], depth: int = 2) -> Iterator[Any]:
+def prefetch(items: Iterable[Any], depth: int = 2, lead: int | None = None) -> Iterator[Any]:
     """``items`` produced by a background thread, up to ``depth`` ahead, from the moment
     this is called (a caller may import or compile what it needs while the first item is
     read): reading (pyarrow decodes without the GIL) goes on while the kernels work on
-    what came before.  An error in the producer is raised where the consumer reaches it;
-    a consumer that stops early (or never starts: ``close()``, or the iterator dropped)
-    stops the producer."""
-    return _Prefetch(items, depth)
+    what came before.  Until the consumer takes its first item, the producer may go up to
+    ``lead`` items ahead (default ``depth``): a Parquet audit's reader decodes while the
+    command still loads numpy and the engine.  An error in the producer is raised where
+    the consumer reaches it; a consumer that stops early (or never starts: ``close()``,
+    or the iterator dropped) stops the producer."""
+    return _Prefetch(items, depth, max(depth, lead or depth))
 
 
 class _Prefetch:
-    def __init__(self, items: Iterable[Any], depth: int) -> None:
+    def __init__(self, items: Iterable[Any], depth: int, lead: int) -> None:
         import queue
         import threading
 
-        self._q: queue.Queue = queue.Queue(maxsize=depth)
+        self._q: queue.Queue = queue.Queue(maxsize=lead)
+        self._depth = depth if lead > depth else None  # the bound from the first item taken on
         self._stop = threading.Event()
         self._empty = queue.Empty
         self._ended = False
@@ -138,6 +141,10 @@ class _Prefetch:
         except BaseException:
             self.close()
             raise
+        if self._depth is not None:
+            with self._q.mutex:  # (put() reads maxsize under this lock)
+                self._q.maxsize = self._depth
+            self._depth = None
         if item is _DONE:
             self.close()
             if exc is not None:

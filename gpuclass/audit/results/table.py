@@ -144,7 +144,9 @@ class AuditTable:
         [4]
         """
         if self._block is None:  # a table made elsewhere: its columns stacked
-            self._block = np.stack([self.table[c].to_numpy() for c in int32_columns(self.compiled.card_ids)])
+            from ..arrowfn import to_numpy
+
+            self._block = np.stack([to_numpy(self.table[c]) for c in int32_columns(self.compiled.card_ids)])
         if writeable:
             return self._block
         view = self._block.view()
@@ -291,8 +293,8 @@ class AuditTable:
         ids = self.compiled.card_ids
         block = self.int32_block()
         if sentences:
-            texts = device_texts(self.compiled, block[3:3 + len(ids)].T, t.column("slices").to_numpy(),
-                                 t.column("unsupported_gpus").to_numpy(), self.unsupported_lists(),
+            texts = device_texts(self.compiled, block[3:3 + len(ids)].T, af.to_numpy(t.column("slices")),
+                                 af.to_numpy(t.column("unsupported_gpus")), self.unsupported_lists(),
                                  self.problem_lists(), sentences)
             counted = {c: t.column(c) for c in ("supported_cards", "slices", "unsupported_gpus",
                                                 *map(card_column, ids))}

@@ -87,3 +87,19 @@ def test_the_library_cache_drop_names_each_shared_library_once(tmp_path):
     out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ("drop_library_cache: 3 libraries advised" if hasattr(os, "posix_fadvise")
                                   else "drop_library_cache: no posix_fadvise here; nothing dropped")
+
+
+def test_the_interleaved_audit_script_times_every_command(tmp_path):
+    """benchmarks/scripts/interleaved_audit.py (BENCHMARKS.md's whole-process figures): a
+    line per command, the ratios, the table made once in --data."""
+    pytest.importorskip("duckdb")
+    pytest.importorskip("polars")
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "scripts" / "interleaved_audit.py"
+    out = subprocess.run([sys.executable, str(script), "--rows", "300", "--rounds", "2", "--data", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "300 rows, 2 rounds interleaved (medians)"
+    assert [ln.split()[0] for ln in lines[1:4]] == ["gpuclass", "duckdb", "polars"]
+    assert lines[4].startswith("gpuclass: ") and "x DuckDB" in lines[4] and "x polars" in lines[4]
+    assert (tmp_path / "devices-300.parquet").exists()

@@ -30,26 +30,23 @@ static GPUCLASS_ALWAYS_INLINE int gpuclass_nameless(const gpuclass_col *c, int64
     return gpuclass_blank_key(s, len);
 }
 
+/* Whether the first and the last sizeof(T) bytes of x and y are the same (n >= sizeof(T)):
+   the two loads from each end overlap, reading no byte outside either key. */
+#define GPUCLASS_ENDS_EQUAL(T)                                        \
+    do {                                                              \
+        T x0, y0, x1, y1;                                             \
+        memcpy(&x0, x, sizeof(T));                                    \
+        memcpy(&y0, y, sizeof(T));                                    \
+        memcpy(&x1, x + n - (int64_t)sizeof(T), sizeof(T));           \
+        memcpy(&y1, y + n - (int64_t)sizeof(T), sizeof(T));           \
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;                          \
+    } while (0)
+
 /* Are the n bytes at x and y the same?  Keys of up to 16 bytes (most server names) are
-   compared in place, two 8-byte (or 4-byte) loads from each end that overlap, reading no
-   byte outside either key; longer ones by memcmp. */
+   compared in place, from both ends at once (GPUCLASS_ENDS_EQUAL); longer ones by memcmp. */
 static GPUCLASS_ALWAYS_INLINE int gpuclass_same_bytes(const uint8_t *x, const uint8_t *y, int64_t n) {
-    if (n >= 8 && n <= 16) {
-        uint64_t x0, y0, x1, y1;
-        memcpy(&x0, x, 8);
-        memcpy(&y0, y, 8);
-        memcpy(&x1, x + n - 8, 8);
-        memcpy(&y1, y + n - 8, 8);
-        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-    }
-    if (n >= 4 && n < 8) {
-        uint32_t x0, y0, x1, y1;
-        memcpy(&x0, x, 4);
-        memcpy(&y0, y, 4);
-        memcpy(&x1, x + n - 4, 4);
-        memcpy(&y1, y + n - 4, 4);
-        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-    }
+    if (n >= 8 && n <= 16) GPUCLASS_ENDS_EQUAL(uint64_t);
+    if (n >= 4 && n < 8) GPUCLASS_ENDS_EQUAL(uint32_t);
     if (n < 4) {
         for (int64_t k = 0; k < n; k++)
             if (x[k] != y[k]) return 0;

@@ -35,7 +35,7 @@ from .._native import numpy_dtype, numpy_values
 # pyarrow's own numpy support (pa.from_numpy_dtype needs it)
 _ARROW_OF = {numpy_dtype(t).str: t for t in (
     pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
-    pa.float32(), pa.float64())}
+    pa.float16(), pa.float32(), pa.float64())}
 
 __all__ = ["call", "from_numpy", "to_numpy", "take", "take_text", "cast", "fill_null", "rising",
            "greater_equal", "is_text", "is_null_mask", "indices_within"]

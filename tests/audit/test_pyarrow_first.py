@@ -136,7 +136,7 @@ def test_any_device_table_answers_alike_either_way(tmp_path, case):
 
 
 _TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
-          pa.float32(), pa.float64(), pa.bool_()]
+          pa.float16(), pa.float32(), pa.float64(), pa.bool_()]
 
 
 @settings(max_examples=200, deadline=None)
@@ -148,7 +148,13 @@ def test_numpy_values_are_arrows_own_conversion(typ, values, cut, gaps):
     there; ``to_numpy`` of a column without missing values, chunked or not, the same."""
     py = [bool(v % 2) if typ == pa.bool_() else v for v in values]
     mask = [g for g, _ in zip(gaps, py)] + [False] * (len(py) - len(gaps))
-    arr = pa.array([None if m else v for v, m in zip(py, mask)], typ)
+
+    def arrow(vals, missing=None):  # (half floats come from numpy's)
+        if typ == pa.float16():
+            return pa.array(np.array(vals, np.float16), typ, mask=None if missing is None else np.array(missing, bool))
+        return pa.array(vals if missing is None else [None if m else v for v, m in zip(vals, missing)], typ)
+
+    arr = arrow(py, mask)
     lo, hi = cut
     part = arr.slice(min(lo, len(arr)), max(0, len(arr) - lo - hi))
     got = numpy_values(part)
@@ -158,7 +164,7 @@ def test_numpy_values_are_arrows_own_conversion(typ, values, cut, gaps):
     assert np.array_equal(got[present], want[present])
     if typ != pa.bool_():
         assert numpy_dtype(typ) == got.dtype
-    full = pa.array(py, typ)
+    full = arrow(py)
     chunked = pa.chunked_array([full.slice(0, len(full) // 2), full.slice(len(full) // 2)], typ)
     for col in (full, chunked, pa.chunked_array([full])):
         a, b = to_numpy(col), (col.to_numpy() if isinstance(col, pa.ChunkedArray)
@@ -168,7 +174,7 @@ def test_numpy_values_are_arrows_own_conversion(typ, values, cut, gaps):
 
 def test_from_numpy_types_without_pyarrows_numpy_support():
     for dtype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                  np.float32, np.float64):
+                  np.float16, np.float32, np.float64):
         arr = from_numpy(np.array([1, 2, 3], dtype))
         assert arr.type == pa.from_numpy_dtype(np.dtype(dtype)) and arr.to_pylist() == [1, 2, 3]
 
@@ -192,3 +198,18 @@ def test_a_pyarrow_before_16_loads_numpy_first(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.rpartition("\n")[2] == repr((0, False))
     assert pq.read_table(tmp_path / "out.parquet")["slices"].to_pylist() == [4]
+
+
+def test_a_half_float_column_reads_as_its_float32_twin():
+    """Every float width is read over its buffer alike: whole values as integers, others
+    malformed, NaN and missing values missing."""
+    from gpuclass._native import key_column
+
+    values = np.array([16, 2.5, np.nan, 4096, 0], np.float16)
+    mask = np.array([False, False, False, False, True])
+    half = key_column(pa.array(values, pa.float16(), mask=mask), "device")
+    single = key_column(pa.array(values.astype(np.float32), pa.float32(), mask=mask), "device")
+    assert half.ints.tolist() == single.ints.tolist() == [16, -1, -1, 4096, -1]
+    assert (half.valid is None) == (single.valid is None)
+    if half.valid is not None:
+        assert half.valid.tolist() == single.valid.tolist()

@@ -82,12 +82,12 @@ def absent(n: int) -> Column:
 
 def numpy_dtype(t: Any) -> np.dtype | None:
     """numpy's dtype of the Arrow type ``t``'s values where its layout is numpy's: the
-    integers and floats (float16 aside); None for any other type."""
+    integers and the floats (half ones too); None for any other type."""
     import pyarrow as pa
 
     if pa.types.is_integer(t):
         return np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
-    if pa.types.is_float32(t) or pa.types.is_float64(t):
+    if pa.types.is_floating(t):
         return np.dtype(f"f{t.bit_width // 8}")
     return None
 
@@ -177,7 +177,7 @@ def column_of(values: Any, name: str) -> Column:
             ints[missing] = 0
         valid, voff = _bitmap(arr)
         return Column(INT, n, None, None, ints, valid, voff, values)
-    if pa.types.is_floating(t) and numpy_dtype(t) is not None:
+    if pa.types.is_floating(t):
         f = numpy_values(arr).astype(np.float64)
         missing = _missing(arr)
         if missing is not None:

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from .contract.args import as_id_array, as_key_array, as_unsigned
-    from .contract.audit import cell_text, cell_value, numpy_dtype, numpy_values, problem_text
+    from .contract.audit import bitmap_bools, cell_text, cell_value, numpy_dtype, numpy_values
+    from .contract.audit import problem_text
     from .contract.audit import column_of as key_column
     from .contract.audit import table_columns as audit_columns
     from .contract.match import MatchTables, build_match_tables, tables_from_rules
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["core", "compiled", "twin", "COMPILED_IMPORT_ERROR", "MatchTables", "build_match_tables",
            "TABLES", "KEY_DTYPES", "SYSFS_COLUMNS", "SYSFS_DEFAULTS", "DIRFLAGS", "Root", "why",
            "as_id_array", "as_key_array", "as_unsigned", "audit_columns", "cell_text", "cell_value",
-           "numpy_dtype", "numpy_values",
+           "bitmap_bools", "numpy_dtype", "numpy_values",
            "problem_text", "key_column", "RuleMaps", "compile_rules", "match_rows", "tables_from_rules", "rollup_rows", "read_device_rows",
            "uvarint", "zigzag"]
 
@@ -60,7 +61,8 @@ _EXPORTS = {
     "as_unsigned": ("contract.args", "as_unsigned"),
     "cell_text": ("contract.audit", "cell_text"), "cell_value": ("contract.audit", "cell_value"),
     "problem_text": ("contract.audit", "problem_text"), "key_column": ("contract.audit", "column_of"),
-    "numpy_dtype": ("contract.audit", "numpy_dtype"), "numpy_values": ("contract.audit", "numpy_values"),
+    "bitmap_bools": ("contract.audit", "bitmap_bools"), "numpy_dtype": ("contract.audit", "numpy_dtype"),
+    "numpy_values": ("contract.audit", "numpy_values"),
     "audit_columns": ("contract.audit", "table_columns"),
     "MatchTables": ("contract.match", "MatchTables"), "build_match_tables": ("contract.match", "build_match_tables"),
     "tables_from_rules": ("contract.match", "tables_from_rules"),

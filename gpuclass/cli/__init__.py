@@ -77,24 +77,27 @@ def exit_process(code: int | None) -> None:
     import threading
 
     code = 0 if code is None else code
-    if threading.active_count() != 1:
+    if threading.active_count() != 1 or not _flushed():
+        sys.exit(code)  # (a stream that cannot be flushed: the interpreter's exit reports it)
+    import atexit
+
+    atexit._run_exitfuncs()  # as the interpreter's exit runs them (an exception is printed)
+    if not _flushed():  # what a handler wrote
         sys.exit(code)
+    os._exit(code)
+
+
+def _flushed() -> bool:
+    """Whether standard output and error could be flushed."""
+    import sys
+
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
-    except (OSError, ValueError):  # the interpreter's own exit reports it
-        sys.exit(code)
-    import atexit
-
-    atexit._run_exitfuncs()  # as the interpreter's exit runs them (an exception is printed)
-    try:
-        for stream in (sys.stdout, sys.stderr):  # what a handler wrote
-            if stream is not None:
-                stream.flush()
     except (OSError, ValueError):
-        sys.exit(code)
-    os._exit(code)
+        return False
+    return True
 
 
 # What the command's process sets where the user has not (see console), before numpy,

@@ -92,6 +92,14 @@ def numpy_dtype(t: Any) -> np.dtype | None:
     return None
 
 
+def bitmap_bools(buf: Any, offset: int, n: int) -> np.ndarray:
+    """The bools of an Arrow bitmap (validity or boolean values): ``n`` from bit ``offset``,
+    read from the bytes that hold them."""
+    first = offset // 8
+    raw = np.frombuffer(buf, np.uint8, count=(offset + n + 7) // 8 - first, offset=first)
+    return np.unpackbits(raw, bitorder="little", count=offset % 8 + n)[offset % 8:].view(np.bool_)
+
+
 def numpy_values(arr: Any) -> np.ndarray:
     """An Arrow array's values as a numpy array, missing ones as whatever lies under them:
     integers and floats over the array's own buffer (read-only, as Arrow's zero-copy
@@ -106,10 +114,7 @@ def numpy_values(arr: Any) -> np.ndarray:
     if dt is not None or pa.types.is_boolean(arr.type):
         data = arr.buffers()[1]
         if dt is None:  # booleans: a bit each
-            if not n or data is None:
-                return np.zeros(n, np.bool_)
-            bits = np.frombuffer(data, np.uint8, count=(arr.offset + n + 7) >> 3)
-            return np.unpackbits(bits, count=arr.offset + n, bitorder="little")[arr.offset:].view(np.bool_)
+            return bitmap_bools(data, arr.offset, n) if n and data is not None else np.zeros(n, np.bool_)
         if not n or data is None:
             return np.zeros(n, dt)
         return np.frombuffer(data, dt, count=n, offset=arr.offset * dt.itemsize)
@@ -121,9 +126,7 @@ def _missing(arr: Any) -> np.ndarray | None:
     buf = arr.buffers()[0]
     if buf is None or arr.null_count == 0:
         return None
-    n = len(arr)
-    bits = np.frombuffer(buf, np.uint8, count=(arr.offset + n + 7) >> 3)
-    return np.unpackbits(bits, count=arr.offset + n, bitorder="little")[arr.offset:] == 0
+    return ~bitmap_bools(buf, arr.offset, len(arr))
 
 
 def _bitmap(arr: Any) -> tuple[np.ndarray | None, int]:

@@ -79,7 +79,8 @@ def group_runs(runs: Runs) -> tuple[np.ndarray, np.ndarray]:
         ident = iota(n)  # sorted by server: each run is its group
         return ident, ident
     # dictionary indices count the distinct keys in order of first appearance
-    idx = to_numpy(pc.dictionary_encode(keys).indices.fill_null(0))
+    idx = pc.dictionary_encode(keys).indices
+    idx = to_numpy(idx.fill_null(0) if idx.null_count else idx)
     null = to_numpy(keys.is_null()) if keys.null_count else np.zeros(n, dtype=bool)
     idx = np.where(null, -1, idx).astype(np.int64)
     seen = np.maximum.accumulate(np.concatenate(([-1], idx)))[:-1]

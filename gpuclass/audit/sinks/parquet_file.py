@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._native import bitmap_bools as _bits
 from ..._native import core, uvarint, zigzag
 
 __all__ = ["ParquetFileWriter", "writes"]
@@ -112,13 +113,6 @@ def _list(ttype: int, items: Sequence[Any]) -> bytes:
     n = len(items)
     head = bytes([n << 4 | ttype]) if n < 15 else bytes([0xF0 | ttype]) + uvarint(n)
     return head + b"".join(_value(ttype, v) for v in items)
-
-
-def _bits(buf: Any, offset: int, n: int) -> np.ndarray:
-    """The bools of an Arrow bitmap (``n`` from bit ``offset``)."""
-    first = offset // 8
-    raw = np.frombuffer(buf, np.uint8, count=(offset + n + 7) // 8 - first, offset=first)
-    return np.unpackbits(raw, bitorder="little", count=offset % 8 + n)[offset % 8:].view(bool)
 
 
 def _levels(valid: np.ndarray | None, n: int) -> bytes:

@@ -157,6 +157,75 @@ def test_a_table_of_another_schema_is_refused(tmp_path):
     w.close()
 
 
+I64 = st.one_of(st.integers(0, 300), st.integers(0, 2**63 - 1), st.integers(-2**63, -1))
+
+
+@SETTINGS
+@given(ptype=st.sampled_from([0, 2]), raw=I64, packed=I64, header_id=st.sampled_from([5, 7]),
+       header=st.binary(max_size=8).map(lambda b: b + b"\x00"), start=I64, values=I64, data_offset=I64,
+       dict_offset=st.none() | I64, stats=st.binary(max_size=8).map(lambda b: b + b"\x00"),
+       head=st.lists(st.tuples(st.sampled_from([1, 2, 3]), st.integers(0, 9)), max_size=3, unique_by=lambda f: f[0]),
+       codec=st.integers(0, 7))
+def test_the_hot_structs_are_the_generic_encoders_bytes(ptype, raw, packed, header_id, header, start, values,
+                                                          data_offset, dict_offset, stats, head, codec):
+    """Page headers and column chunks are joined from cached pieces: the bytes _struct
+    makes of the same fields (sizes and offsets up to the int64 range; a chunk's metadata
+    always ends its first fields with the codec, field 4)."""
+    st_, I32, I64_, STRUCT = parquet_file._struct, parquet_file._I32, parquet_file._I64, parquet_file._STRUCT
+    assert parquet_file._page_header(ptype, raw, packed, header_id, header) == st_(
+        (1, I32, ptype), (2, I32, raw), (3, I32, packed), (header_id, STRUCT, header))
+    fields = [*sorted((fid, I32, v) for fid, v in head), (4, I32, codec)]
+    prefix = st_(*fields)[:-1]
+    meta = st_(*fields, (5, I64_, values), (6, I64_, raw), (7, I64_, packed), (9, I64_, data_offset),
+               (11, I64_, dict_offset), (12, STRUCT, stats))
+    assert parquet_file._chunk_meta(start, prefix, values, raw, packed, data_offset, dict_offset, stats) == st_(
+        (2, I64_, start), (3, STRUCT, meta))
+
+
+def _narrowed(table):
+    """``table`` with each int64 column whose values fit int32 as int32 (the rest as is)."""
+    cols = []
+    for col in table.columns:
+        cells = [c for c in col.to_pylist() if c is not None]
+        fits = pa.types.is_int64(col.type) and all(-2**31 <= c < 2**31 for c in cells)
+        cols.append(col.cast(pa.int32()) if fits else col)
+    return pa.Table.from_arrays(cols, names=table.schema.names)
+
+
+@SETTINGS
+@given(table=tables(), pieces=st.integers(1, 3), group=st.integers(1, 40), page=st.integers(1, 50), data=st.data())
+def test_int32_in_an_int64_column_is_written_as_the_int64_table_is(monkeypatch, table, pieces, group, page, data):
+    """AuditTable.narrow_typed's int32 counts go to the writer as they are: the file is the
+    one the table cast to the schema's int64 gives, byte for byte."""
+    monkeypatch.setattr(parquet_file, "_PAGE_ROWS", page)
+    names = table.schema.names
+    kw = {k: data.draw(st.lists(st.sampled_from(names), max_size=3)) for k in ("statistics", "delta", "plain")}
+    narrow = _narrowed(table)
+    wide, ours = io.BytesIO(), io.BytesIO()
+    _write(table, wide, pieces, group, **kw)
+    w = ParquetFileWriter(ours, table.schema, **kw)
+    step = max(1, -(-table.num_rows // pieces))
+    for lo in range(0, table.num_rows, step):
+        w.write_table(narrow.slice(lo, step), row_group_size=group)
+    w.close()
+    assert ours.getvalue() == wide.getvalue()
+
+
+def test_only_int32_may_stand_for_int64(tmp_path):
+    w = ParquetFileWriter(tmp_path / "a.parquet", pa.schema([("n", pa.int64()), ("x", pa.float64())]))
+    w.write_table(pa.table({"n": pa.array([1, -2], pa.int32()), "x": [1.0, 2.0]}))
+    for other in ({"n": pa.array([1], pa.int16()), "x": [1.0]}, {"n": pa.array([1], pa.uint32()), "x": [1.0]},
+                  {"n": pa.array([1], pa.int64()), "x": pa.array([1], pa.float32())},
+                  {"x": [1.0], "n": pa.array([1], pa.int32())}):
+        with pytest.raises(ValueError, match="schema"):
+            w.write_table(pa.table(other))
+    with pytest.raises(ValueError, match="schema"):  # a required column is not the schema's
+        w.write_table(pa.table({"n": pa.array([1], pa.int32()), "x": [1.0]},
+                               schema=pa.schema([pa.field("n", pa.int32(), nullable=False), ("x", pa.float64())])))
+    w.close()
+    assert pq.read_table(tmp_path / "a.parquet").equals(pa.table({"n": [1, -2], "x": [1.0, 2.0]}))
+
+
 @st.composite
 def batches(draw):
     n = draw(st.integers(1, 30))

@@ -114,6 +114,35 @@ def test_settled_output_is_the_one_chunk_output(tmp_path, monkeypatch, order, se
     assert vars(summary) == vars(want_summary)  # totals counted once, restarted or not
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_chunks_of_their_own_row_group_are_written_with_int32_counts_to_the_same_bytes(tmp_path, monkeypatch,
+                                                                                       seed):
+    """A chunk written as a row group of its own goes to the writer as
+    AuditTable.narrow_typed gives it (its counts int32, not widened): the file is, byte
+    for byte, the one written from AuditTable.typed."""
+    from gpuclass.audit.results.table import AuditTable
+
+    rng = random.Random(seed)
+    rows = _rows(rng, rng.randint(20, 300), rng.choice(["sorted", "nameless", "shuffled"]))
+    path = tmp_path / "devices.parquet"
+    pq.write_table(_table(rows), path, row_group_size=rng.choice([7, 64, 1000]))
+    monkeypatch.setattr(parquet_module, "_BATCH_ROWS", rng.choice([5, 33, 1 << 18]))
+    monkeypatch.setattr(sink_module, "_OWN_GROUP", rng.choice([1, 4]))
+    narrow = AuditTable.narrow_typed
+    calls = []
+
+    def spied(self, card_ids=None):
+        table = narrow(self, card_ids)
+        calls.append(table.schema.field("slices").type)
+        return table
+    monkeypatch.setattr(AuditTable, "narrow_typed", spied)
+    write_reports(audit_paths([path]), "parquet", tmp_path / "narrow.parquet")
+    assert calls and set(calls) == {pa.int32()}
+    monkeypatch.setattr(AuditTable, "narrow_typed", AuditTable.typed)
+    write_reports(audit_paths([path]), "parquet", tmp_path / "typed.parquet")
+    assert (tmp_path / "narrow.parquet").read_bytes() == (tmp_path / "typed.parquet").read_bytes()
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_settled_tables_then_the_result_are_the_result_alone(data):

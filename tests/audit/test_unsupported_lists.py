@@ -60,3 +60,22 @@ def test_the_typed_column_joins_each_servers_list(columns, names):
     assert table.typed().column("unsupported").to_pylist() == want
     assert table.flat().column("unsupported").to_pylist() == want
     assert table.typed().equals(table.flat().drop_columns(["cards", "reason"]).cast(table.typed().schema))
+
+
+@settings(max_examples=60, deadline=None)
+@given(fleets(), st.booleans())
+def test_the_narrow_typed_columns_are_the_typed_ones_with_int32_counts(columns, names):
+    """``narrow_typed`` (the Parquet sink's: the counts as the table holds them) is
+    ``typed`` but for the counts' int32, and cast to the typed schema is ``typed``."""
+    import pyarrow as pa
+
+    from gpuclass.audit.results.columns import COUNT_FIELDS, card_column
+
+    table = gpuclass.audit_table(columns, db=None if names else NO_NAMES)
+    typed, narrow = table.typed(), table.narrow_typed()
+    counts = {"supported_cards", "slices", "unsupported_gpus", *map(card_column, table.compiled.card_ids)}
+    assert narrow.schema.names == typed.schema.names
+    for f, g in zip(narrow.schema, typed.schema):
+        assert f.type == (pa.int32() if f.name in counts else g.type), f.name
+    assert counts < set(COUNT_FIELDS) | {card_column(c) for c in table.compiled.card_ids}
+    assert narrow.cast(typed.schema).equals(typed)

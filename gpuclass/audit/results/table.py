@@ -281,8 +281,9 @@ class AuditTable:
         pyarrow Table, made a column at a time."""
         return self._flat(sentences=True)
 
-    def _flat(self, sentences: bool) -> pyarrow.Table:
-        """The flat columns (``sentences``: with the ``cards`` and ``reason`` texts)."""
+    def _flat(self, sentences: bool, narrow: bool = False) -> pyarrow.Table:
+        """The flat columns (``sentences``: with the ``cards`` and ``reason`` texts; ``narrow``:
+        without them, the counts int32, as :meth:`narrow_typed` gives them)."""
         import pyarrow as pa
 
         from .. import arrowfn as af
@@ -300,10 +301,13 @@ class AuditTable:
                                                 *map(card_column, ids))}
         else:
             texts = {"unsupported": self._unsupported_column(n)}
-            # the typed counts are int64: widened here at once, into one array (a cast per
-            # column made each its own fresh allocation)
-            wide = np.empty((3 + len(ids), n), np.int64)
-            wide[...] = block[:3 + len(ids)]
+            if narrow:  # the block's own rows (no copy)
+                wide = block
+            else:
+                # the typed counts are int64: widened here at once, into one array (a cast
+                # per column made each its own fresh allocation)
+                wide = np.empty((3 + len(ids), n), np.int64)
+                wide[...] = block[:3 + len(ids)]
             counted = {c: af.from_numpy(wide[k]) for k, c in enumerate(("supported_cards", "slices", "unsupported_gpus",
                                                                    *map(card_column, ids)))}
         server = t.column("server")
@@ -338,6 +342,15 @@ class AuditTable:
             return flat
         return pa.Table.from_arrays([c if c.type == f.type else af.cast(c, f.type)
                                      for c, f in zip(flat.columns, schema)], schema=schema)
+
+    def narrow_typed(self, card_ids: Any = None) -> pyarrow.Table:
+        """:meth:`typed`'s columns with the counts (``supported_cards``, ``slices``,
+        ``unsupported_gpus`` and each card's) int32, as this table holds them (no widened
+        copy): for a writer that writes them as typed_schema's int64, as
+        :class:`~gpuclass.audit.sinks.parquet_file.ParquetFileWriter` does (the Parquet
+        sink's).  Cast to :func:`~gpuclass.audit.results.columns.typed_schema`, it is
+        :meth:`typed`."""
+        return self._flat(sentences=False, narrow=True)
 
     def csv_parts(self, card_ids: Any = None) -> Iterator[list[Any]]:
         """Each server's flat row (a list, in :func:`~gpuclass.audit.results.columns.flat_columns`

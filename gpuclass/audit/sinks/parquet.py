@@ -155,9 +155,15 @@ def _write(chunks: Iterable[Any], out: Any, card_ids: tuple[str, ...], summary: 
            opened: list[bool]) -> None:
     import pyarrow as pa
 
+    from .parquet_file import ParquetFileWriter
+
     schema = typed_schema(card_ids)
     writer = parquet_writer(out, schema)
     opened.append(True)
+    # a chunk written as a row group of its own goes to this package's writer with its
+    # counts int32 as the audit holds them (AuditTable.narrow_typed: no widened copy, the
+    # same bytes); chunks held to be joined are typed alike, the schema's own types
+    narrow = isinstance(writer, ParquetFileWriter)
     background = _Background()
     held: list[Any] = []
     n_held = 0
@@ -176,7 +182,8 @@ def _write(chunks: Iterable[Any], out: Any, card_ids: tuple[str, ...], summary: 
         try:
             for chunk in chunks:
                 chunk.add_to(summary)
-                table = chunk.typed(card_ids)
+                own = narrow and hasattr(chunk, "narrow_typed") and len(chunk) >= _OWN_GROUP
+                table = chunk.narrow_typed(card_ids) if own else chunk.typed(card_ids)
                 if table.num_rows >= _OWN_GROUP:
                     flush()
                     write(table, row_group_size=1 << 20)

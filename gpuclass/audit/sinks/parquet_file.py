@@ -104,6 +104,57 @@ def _struct(*fields: tuple[int, int, Any]) -> bytes:
     return bytes(out)
 
 
+@lru_cache(maxsize=None)
+def _head(delta: int, ttype: int) -> bytes:
+    """A Thrift compact field's header, ``delta`` (1 to 15) ids after the field before."""
+    return bytes([delta << 4 | ttype])
+
+
+def _i64s(last: int, fields: tuple[tuple[int, Any], ...]) -> list[bytes]:
+    """The encoded integer fields ``(id, value)`` (rising ids, each within 15 of the one
+    before; a None value left out) of a struct whose last field so far is ``last``: what
+    :func:`_struct` writes for them, as pieces (the hot structs of each page and column
+    chunk are joined from these and cached prefixes: tests/audit/test_parquet_file.py holds
+    the bytes equal to :func:`_struct`'s)."""
+    out = []
+    for fid, v in fields:
+        if v is None:
+            continue
+        out.append(_head(fid - last, _I64))
+        out.append(_int(v))
+        last = fid
+    return out
+
+
+def _page_header(ptype: int, raw: int, packed: int, header_id: int, header: bytes) -> bytes:
+    """A page's header: ``_struct((1, I32, ptype), (2, I32, raw), (3, I32, packed),
+    (header_id, STRUCT, header))`` (``header_id`` 5 or 7), joined from cached pieces."""
+    return b"".join((_PAGE_TYPE[ptype], _int(raw), _I32_NEXT, _int(packed),
+                     _head(header_id - 3, _STRUCT), header, b"\x00"))
+
+
+def _chunk_meta(start: int, head: bytes, values: int, raw: int, packed: int, data_offset: int,
+                dict_offset: int | None, stats: bytes) -> bytes:
+    """A column chunk: ``_struct((2, I64, start), (3, STRUCT, meta))``, its metadata ``meta``
+    the struct of ``head`` (its encoded fields 1 to 4: type, encodings, path, codec) and
+    ``(5, I64, values), (6, I64, raw), (7, I64, packed), (9, I64, data_offset), (11, I64,
+    dict_offset), (12, STRUCT, stats)``."""
+    last = 9 if dict_offset is None else 11
+    return b"".join((_head(2, _I64), _int(start), _head(1, _STRUCT), head,
+                     *_i64s(4, ((5, values), (6, raw), (7, packed), (9, data_offset), (11, dict_offset))),
+                     _head(12 - last, _STRUCT), stats, b"\x00\x00"))
+
+
+@lru_cache(maxsize=256)
+def _dict_page_header(count: int) -> bytes:
+    return _struct((1, _I32, count), (2, _I32, _PLAIN))
+
+
+@lru_cache(maxsize=256)
+def _null_statistics(nulls: int) -> bytes:
+    return _struct((3, _I64, nulls))
+
+
 @lru_cache(maxsize=256)
 def _data_page_header(rows: int, encoding: int) -> bytes:
     return _struct((1, _I32, rows), (2, _I32, encoding), (3, _I32, _RLE), (4, _I32, _RLE))
@@ -148,7 +199,9 @@ class _Column:
             self.values = self.lens = np.empty(0, np.int64)
             self.data = np.empty(0, np.uint8)
         elif kind == "int64" or kind == "double":
-            vals = np.frombuffer(bufs[1], np.int64 if kind == "int64" else np.float64, count=off + n)[off:]
+            # (an int32 array in an int64 column: its values, written as int64)
+            dtype = np.float64 if kind == "double" else np.int32 if arr.type.bit_width == 32 else np.int64
+            vals = np.frombuffer(bufs[1], dtype, count=off + n)[off:]
             self.values = vals if valid is None else vals[valid]
         elif kind == "bool":
             vals = _bits(bufs[1], off, n)
@@ -197,23 +250,51 @@ class ParquetFileWriter:
         self._own = isinstance(out, (str, os.PathLike))
         self._out = open(out, "wb") if self._own else out
         self._pos = 0
+        self._held: list[bytes] = []  # what _put gave, not yet written
         self._groups: list[bytes] = []
+        self._meta_heads: dict[tuple[int, int], bytes] = {}
         self._rows = 0
         self._closed = False
         self._put(_MAGIC)
+        self._flush()
 
     def _put(self, data: bytes) -> None:
-        self._out.write(data)
+        """``data`` next in the file: held until the row group (or the file) is whole,
+        then written at once (one call a row group rather than two a page)."""
+        self._held.append(data)
         self._pos += len(data)
+
+    def _flush(self) -> None:
+        if self._held:
+            lines = getattr(self._out, "writelines", None)
+            if lines is not None:
+                lines(self._held)
+            else:  # a file object of write() alone
+                for data in self._held:
+                    self._out.write(data)
+            self._held.clear()
 
     def write_table(self, table: Any, row_group_size: int | None = None) -> None:
         """``table`` (of this writer's schema) as row groups of at most ``row_group_size``
-        rows (pyarrow's default, 1Mi, where not given)."""
-        if not table.schema.equals(self.schema):
+        rows (pyarrow's default, 1Mi, where not given).  An int64 column of the schema may
+        come as int32 (:meth:`AuditTable.narrow_typed
+        <gpuclass.audit.results.table.AuditTable.narrow_typed>`): its values are written
+        as int64, the same bytes as the table cast to the schema."""
+        if not table.schema.equals(self.schema) and not self._narrower(table.schema):
             raise ValueError(f"table schema does not match the writer's:\n{table.schema}\nagainst\n{self.schema}")
         size = row_group_size or _GROUP_ROWS
         for lo in range(0, table.num_rows, size):
             self._row_group(table.slice(lo, size))
+
+    def _narrower(self, schema: Any) -> bool:
+        """Whether ``schema`` is this writer's, but for int32 in some of its int64 columns."""
+        import pyarrow as pa
+
+        mine = self.schema
+        return not schema.metadata and schema.names == mine.names and all(
+            f.nullable == g.nullable and not f.metadata
+            and (f.type == g.type or (pa.types.is_int32(f.type) and pa.types.is_int64(g.type)))
+            for f, g in zip(schema, mine))
 
     def _row_group(self, table: Any) -> None:
         import pyarrow as pa
@@ -228,12 +309,13 @@ class ParquetFileWriter:
         self._groups.append(_struct((1, _LIST, _list(_STRUCT, chunks)), (2, _I64, raw),
                                     (3, _I64, table.num_rows), (5, _I64, start),
                                     (6, _I64, self._pos - start), (7, _I16, len(self._groups))))
+        self._flush()
         self._rows += table.num_rows
 
     def _page(self, ptype: int, body: bytes, header: tuple[int, bytes]) -> tuple[int, int]:
         """Write one page; its (uncompressed, compressed) sizes with its header."""
         packed = self._codec.compress(body, asbytes=True)
-        head = _struct((1, _I32, ptype), (2, _I32, len(body)), (3, _I32, len(packed)), (header[0], _STRUCT, header[1]))
+        head = _page_header(ptype, len(body), len(packed), *header)
         self._put(head)
         self._put(packed)
         return len(head) + len(body), len(head) + len(packed)
@@ -251,7 +333,7 @@ class ParquetFileWriter:
                 page, count, index = found
                 width = max(1, (count - 1).bit_length())
                 dict_offset = self._pos
-                u, c = self._page(_DICT_PAGE, page, (7, _struct((1, _I32, count), (2, _I32, _PLAIN))))
+                u, c = self._page(_DICT_PAGE, page, (7, _dict_page_header(count)))
                 raw, packed = raw + u, packed + c
                 encoding = _RLE_DICT
         if encoding == _PLAIN and col.count():
@@ -276,13 +358,20 @@ class ParquetFileWriter:
             at += k
             u, c = self._page(_DATA_PAGE, b"".join(body), (5, _data_page_header(hi - lo, encoding)))
             raw, packed = raw + u, packed + c
-        encodings = sorted({_PLAIN, _RLE, encoding})
-        stats = _statistics(col, arr) if j in self._stats else _struct((3, _I64, arr.null_count))
-        meta = _struct((1, _I32, _PHYSICAL[kind]), (2, _LIST, _list(_I32, encodings)),
-                       (3, _LIST, _list(_BIN, [self.schema[j].name.encode()])), (4, _I32, _SNAPPY),
-                       (5, _I64, col.n), (6, _I64, raw), (7, _I64, packed), (9, _I64, data_offset),
-                       (11, _I64, dict_offset), (12, _STRUCT, stats))
-        return _struct((2, _I64, start), (3, _STRUCT, meta)), raw
+        stats = _statistics(col, arr) if j in self._stats else _null_statistics(arr.null_count)
+        return _chunk_meta(start, self._meta_head(j, encoding), col.n, raw, packed, data_offset,
+                           dict_offset, stats), raw
+
+    def _meta_head(self, j: int, encoding: int) -> bytes:
+        """Column ``j``'s metadata fields 1 to 4 (its type, encodings, path and codec), the
+        same for each of its chunks of ``encoding``."""
+        key = (j, encoding)
+        head = self._meta_heads.get(key)
+        if head is None:
+            head = self._meta_heads[key] = _struct(
+                (1, _I32, _PHYSICAL[self._kinds[j]]), (2, _LIST, _list(_I32, sorted({_PLAIN, _RLE, encoding}))),
+                (3, _LIST, _list(_BIN, [self.schema[j].name.encode()])), (4, _I32, _SNAPPY))[:-1]
+        return head
 
     def _values(self, col: _Column, encoding: int, index: Any, width: int, lo: int, hi: int) -> bytes:
         if encoding == _RLE_DICT:
@@ -315,6 +404,7 @@ class ParquetFileWriter:
                              (4, _LIST, _list(_STRUCT, self._groups)), (6, _BIN, _CREATED_BY.encode()),
                              (7, _LIST, _list(_STRUCT, orders)))
             self._put(footer + len(footer).to_bytes(4, "little") + _MAGIC)
+            self._flush()
             if hasattr(self._out, "flush"):
                 self._out.flush()
         finally:
@@ -323,6 +413,9 @@ class ParquetFileWriter:
 
 
 _NONE = np.empty(0, np.int64)
+# a page header's first field (its type, I32) for each page type, and the I32 fields after
+_I32_NEXT = bytes([1 << 4 | _I32])
+_PAGE_TYPE = {t: _I32_NEXT + _int(t) + _I32_NEXT for t in (_DATA_PAGE, _DICT_PAGE)}
 _PHYSICAL = {"int64": _INT64, "double": _DOUBLE, "bool": _BOOLEAN, "text": _BYTE_ARRAY}
 
 

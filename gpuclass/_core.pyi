@@ -1,8 +1,8 @@
 """Typed signatures of the compiled core (``_core.pyx``, kernels in ``_native/*.pxi``) and of its
 twin (``_native/twin.py``): the same names, signatures and results (``tests/test_types.py``)."""
 
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -91,7 +91,9 @@ def parse_id_cells(
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32]]: ...  # (CELL_* state, value)
 def key_hashes(column: Column, seed: int) -> npt.NDArray[np.uint64]: ...
 def text_rising(column: Column) -> bool: ...
-def take_text(column: Column, indices: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]: ...
+def take_text(
+    column: Column, indices: npt.ArrayLike, empty: Callable[[int, Any], npt.NDArray[Any]] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]: ...
 
 class KeySet:
     def __init__(self) -> None: ...

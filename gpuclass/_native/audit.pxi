@@ -176,10 +176,11 @@ def text_rising(column):
     return bool(r)
 
 
-def take_text(column, indices):
+def take_text(column, indices, empty=None):
     """The cells of a text column without missing cells at ``indices`` (an index < 0: an
     empty cell), packed: ``(offsets, data)``, int64 offsets (``len(indices) + 1``) into
-    uint8 data."""
+    uint8 data.  ``empty(n, dtype)`` makes the two arrays (``numpy.empty`` where None;
+    ``gpuclass.audit.pool.pooled_empty`` takes them from Arrow's pool)."""
     c, idx, m_ = _AU.prepare_take_args(column, indices)
     cdef AuditCol col, entries
     fill_col(&col, c, &entries)
@@ -188,8 +189,8 @@ def take_text(column, indices):
     cdef int64_t total
     with nogil:
         total = gpuclass_take_bytes(&col, p_idx, m)
-    off = np.empty(m + 1, dtype=np.int64)
-    data = np.empty(total, dtype=np.uint8)
+    off = _AU.take_output(empty, m + 1, np.int64, "offsets")
+    data = _AU.take_output(empty, total, np.uint8, "data")
     cdef int64_t* p_off = <int64_t*> data_or_null(off)
     cdef uint8_t* p_data = <uint8_t*> data_or_null(data)
     with nogil:

@@ -99,13 +99,17 @@ def text_rising(column):
     return all(_AU._bytes(c, i - 1) < _AU._bytes(c, i) for i in range(1, n))
 
 
-def take_text(column, indices):
+def take_text(column, indices, empty=None):
     """The text cells at ``indices``, packed as ``(offsets, data)`` (see the compiled core)."""
     c, idx, m = _AU.prepare_take_args(column, indices)
     parts = [b"" if k < 0 else _AU._bytes(c, k) for k in idx.tolist()]
-    off = np.zeros(m + 1, dtype=np.int64)
+    joined = b"".join(parts)
+    off = _AU.take_output(empty, m + 1, np.int64, "offsets")
+    off[0] = 0
     np.cumsum(np.fromiter(map(len, parts), np.int64, m), out=off[1:])
-    return off, np.frombuffer(b"".join(parts), dtype=np.uint8).copy()
+    data = _AU.take_output(empty, len(joined), np.uint8, "data")
+    data[:] = np.frombuffer(joined, dtype=np.uint8)
+    return off, data
 
 
 def key_hashes(column, seed):

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._native import numpy_dtype, numpy_values
+from .pool import pooled_empty
 
 # Arrow's integer and float types by numpy's dtype (the native byte order's), without
 # pyarrow's own numpy support (pa.from_numpy_dtype needs it)
@@ -117,15 +118,21 @@ def take_text(values: Any, index: np.ndarray) -> Any:
         return take(values, from_numpy(index, mask=index < 0))  # (Arrow raises its IndexError)
     from .._native import core, key_column
 
-    off, data = core.take_text(key_column(values, "values"), index)
+    # the outputs (which the result keeps) from Arrow's pool: a Dask worker's glibc maps a
+    # numpy array afresh each time (see audit.pool)
+    off, data = core.take_text(key_column(values, "values"), index, pooled_empty)
     m = len(index)
     if not (pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)):
         if off[m] > 2**31 - 1:  # Arrow's offset overflow, as its take raises it
             return take(values, from_numpy(index, mask=index < 0))
-        off = off.astype(np.int32)
-    missing = index < 0
-    nulls = int(missing.sum())
-    validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if nulls else None
+        narrow = pooled_empty(m + 1, np.int32)
+        np.copyto(narrow, off, casting="unsafe")
+        off = narrow
+    nulls, validity = 0, None
+    if m and int(index.min()) < 0:  # (no mask made where none is missing)
+        missing = index < 0
+        nulls = int(missing.sum())
+        validity = pa.py_buffer(np.packbits(~missing, bitorder="little"))
     return pa.Array.from_buffers(values.type, m, [validity, pa.py_buffer(off), pa.py_buffer(data)],
                                  null_count=nulls)
 

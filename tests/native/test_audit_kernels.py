@@ -18,6 +18,7 @@ pa = pytest.importorskip("pyarrow")
 from gpuclass import constants as C  # noqa: E402
 from gpuclass._native import twin  # noqa: E402
 from gpuclass._native.contract import audit as A  # noqa: E402
+from gpuclass.audit.pool import pooled_empty  # noqa: E402
 from gpuclass.errors import InputError  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
@@ -438,6 +439,18 @@ def test_text_rising_and_take_text_compiled_equal_twin_and_arrow(compiled_core, 
     idx = np.array(data.draw(st.lists(st.integers(-2, max(n - 1, -1)), max_size=30)), dtype=np.int64)
     got, alike = compiled_core.take_text(col, idx), twin.take_text(col, idx)
     assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(got, alike))
+    # the outputs made by a caller's allocator (Arrow's pool, as arrowfn.take_text asks)
+    # hold the same
+    made = []
+
+    def empty(n, dtype):
+        made.append(pooled_empty(n, dtype))
+        return made[-1]
+    for kernel in (compiled_core, twin):
+        made.clear()
+        pooled = kernel.take_text(col, idx, empty)
+        assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(pooled, got))
+        assert [a is b for a, b in zip(pooled, made)] == [True, True]
     off, body = got
     assert off.dtype == np.int64 and body.dtype == np.uint8 and len(off) == len(idx) + 1
     taken = pc.take(keys, pa.array(idx, mask=idx < 0)).to_pylist()
@@ -456,6 +469,22 @@ def test_text_kernels_refuse_what_they_do_not_read(core, bad):
         core.text_rising(bad())
     with pytest.raises(InputError):
         core.take_text(bad(), np.array([0]))
+
+
+@pytest.mark.parametrize("empty", [
+    lambda n, dtype: np.empty(n + 1, dtype),                   # too long
+    lambda n, dtype: np.empty(max(n - 1, 0), dtype),           # too short
+    lambda n, dtype: np.empty(n, np.int32),                    # another type
+    lambda n, dtype: np.empty((n, 1), dtype),                  # 2-D
+    lambda n, dtype: np.empty(2 * n, dtype)[::2],              # not contiguous
+    lambda n, dtype: np.frombuffer(bytes(n * np.dtype(dtype).itemsize), dtype),  # read-only
+    lambda n, dtype: bytearray(n * np.dtype(dtype).itemsize),  # not an array
+])
+def test_take_text_refuses_outputs_it_cannot_write_into(core, empty):
+    """An allocator's arrays are checked before either kernel writes a byte into them."""
+    col = A.column_of(pa.array(["ab", "c"]), "s")
+    with pytest.raises(InputError, match="empty"):
+        core.take_text(col, np.array([1, 0, 1]), empty)
 
 
 @pytest.mark.parametrize("indices", [np.array([2]), np.array([[0]]), np.array([0.5]), np.array([1 << 40])])

@@ -433,6 +433,17 @@ def prepare_take_args(column: Any, indices: Any) -> tuple[Column, np.ndarray, in
     return column, idx, idx.shape[0]
 
 
+def take_output(empty: Any, n: int, dtype: Any, name: str) -> np.ndarray:
+    """An output of ``take_text``: ``empty(n, dtype)`` (``numpy.empty`` where ``empty`` is
+    None), refused unless it is a writeable, C-contiguous 1-D array of ``n`` ``dtype``
+    items (both kernels write into it)."""
+    out = (np.empty if empty is None else empty)(n, dtype)
+    if not (isinstance(out, np.ndarray) and out.dtype == dtype and out.shape == (n,)
+            and out.flags.c_contiguous and out.flags.writeable):
+        raise InputError(f"empty: the {name} it gave are not a writeable, contiguous array of {n} {np.dtype(dtype)}")
+    return out
+
+
 def prepare_keyset_args(hashes: Any, base: Any) -> tuple[np.ndarray, int, int]:
     """Check ``KeySet.add``'s arguments: uint64 hashes (1-D) and a position >= 0."""
     h = np.ascontiguousarray(hashes)

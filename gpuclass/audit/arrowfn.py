@@ -118,16 +118,17 @@ def take_text(values: Any, index: np.ndarray) -> Any:
         return take(values, from_numpy(index, mask=index < 0))  # (Arrow raises its IndexError)
     from .._native import core, key_column
 
-    # the outputs (which the result keeps) from Arrow's pool: a Dask worker's glibc maps a
-    # numpy array afresh each time (see audit.pool)
+    # the bytes (which the result keeps) and the int64 offsets from Arrow's pool: a Dask
+    # worker's glibc maps a numpy array afresh each time (see audit.pool).  The int32
+    # offsets are numpy's: from Arrow's pool (mimalloc), a 1M-row partition's call took
+    # 119 more page faults in a process of glibc's defaults, and saved 119 on a worker
+    # (benchmarks/scripts/partition_faults.py)
     off, data = core.take_text(key_column(values, "values"), index, pooled_empty)
     m = len(index)
     if not (pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)):
         if off[m] > 2**31 - 1:  # Arrow's offset overflow, as its take raises it
             return take(values, from_numpy(index, mask=index < 0))
-        narrow = pooled_empty(m + 1, np.int32)
-        np.copyto(narrow, off, casting="unsafe")
-        off = narrow
+        off = off.astype(np.int32)
     nulls, validity = 0, None
     if m and int(index.min()) < 0:  # (no mask made where none is missing)
         missing = index < 0

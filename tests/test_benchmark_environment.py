@@ -10,6 +10,7 @@ restores the environment after each module; these runs hold it to that, with a r
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,22 @@ def test_the_interleaved_audit_script_times_every_command(tmp_path):
     assert [ln.split()[0] for ln in lines[1:4]] == ["gpuclass", "duckdb", "polars"]
     assert lines[4].startswith("gpuclass: ") and "x DuckDB" in lines[4] and "x polars" in lines[4]
     assert (tmp_path / "devices-300.parquet").exists()
+
+
+def test_the_partition_faults_script_measures_both_settings():
+    """benchmarks/scripts/partition_faults.py (BENCHMARKS.md's ``dask partition`` figures):
+    a line per malloc setting, each with a time and a count of page faults."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("distributed")
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "scripts" / "partition_faults.py"
+    out = subprocess.run([sys.executable, str(script), "--rows", "2000", "--calls", "3"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "partition_audit of 2000 rows, 3 calls (medians)"
+    assert [ln.split(":")[0] for ln in lines[1:]] == ["as on a Dask worker (MALLOC_TRIM_THRESHOLD_=65536)",
+                                                      "glibc's defaults"]
+    for ln in lines[1:]:
+        ms, faults = re.fullmatch(r".*: ([0-9.]+) ms, ([0-9]+) page faults a call", ln).groups()
+        assert float(ms) > 0 and int(faults) >= 0

@@ -297,19 +297,17 @@ class AuditTable:
             texts = device_texts(self.compiled, block[3:3 + len(ids)].T, af.to_numpy(t.column("slices")),
                                  af.to_numpy(t.column("unsupported_gpus")), self.unsupported_lists(),
                                  self.problem_lists(), sentences)
-            counted = {c: t.column(c) for c in ("supported_cards", "slices", "unsupported_gpus",
-                                                *map(card_column, ids))}
         else:
             texts = {"unsupported": self._unsupported_column(n)}
-            if narrow:  # the block's own rows (no copy)
-                wide = block
-            else:
-                # the typed counts are int64: widened here at once, into one array (a cast
-                # per column made each its own fresh allocation)
-                wide = np.empty((3 + len(ids), n), np.int64)
-                wide[...] = block[:3 + len(ids)]
-            counted = {c: af.from_numpy(wide[k]) for k, c in enumerate(("supported_cards", "slices", "unsupported_gpus",
-                                                                   *map(card_column, ids)))}
+        names = ("supported_cards", "slices", "unsupported_gpus", *map(card_column, ids))
+        if sentences or narrow:  # the table's own int32 columns
+            counted = {c: t.column(c) for c in names}
+        else:
+            # the typed counts are int64: widened here at once, into one array (a cast per
+            # column made each its own fresh allocation)
+            wide = np.empty((len(names), n), np.int64)
+            wide[...] = block[:len(names)]
+            counted = {c: af.from_numpy(wide[k]) for k, c in enumerate(names)}
         server = t.column("server")
         if not pa.types.is_string(server.type):
             server = af.cast(server, pa.string())

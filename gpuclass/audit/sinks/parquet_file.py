@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..._native import bitmap_bools as _bits
+from ..._native import numpy_values
 from ..._native import core, uvarint, zigzag
 
 __all__ = ["ParquetFileWriter", "writes"]
@@ -198,13 +199,8 @@ class _Column:
         if arr.null_count == n:  # nothing there: definition levels only
             self.values = self.lens = np.empty(0, np.int64)
             self.data = np.empty(0, np.uint8)
-        elif kind == "int64" or kind == "double":
-            # (an int32 array in an int64 column: its values, written as int64)
-            dtype = np.float64 if kind == "double" else np.int32 if arr.type.bit_width == 32 else np.int64
-            vals = np.frombuffer(bufs[1], dtype, count=off + n)[off:]
-            self.values = vals if valid is None else vals[valid]
-        elif kind == "bool":
-            vals = _bits(bufs[1], off, n)
+        elif kind != "text":  # numbers (int32 in an int64 column too: written as int64), booleans
+            vals = numpy_values(arr)
             self.values = vals if valid is None else vals[valid]
         else:
             offsets = np.frombuffer(bufs[1], np.int32, count=off + n + 1)[off:]
@@ -250,29 +246,15 @@ class ParquetFileWriter:
         self._own = isinstance(out, (str, os.PathLike))
         self._out = open(out, "wb") if self._own else out
         self._pos = 0
-        self._held: list[bytes] = []  # what _put gave, not yet written
         self._groups: list[bytes] = []
         self._meta_heads: dict[tuple[int, int], bytes] = {}
         self._rows = 0
         self._closed = False
         self._put(_MAGIC)
-        self._flush()
 
     def _put(self, data: bytes) -> None:
-        """``data`` next in the file: held until the row group (or the file) is whole,
-        then written at once (one call a row group rather than two a page)."""
-        self._held.append(data)
+        self._out.write(data)
         self._pos += len(data)
-
-    def _flush(self) -> None:
-        if self._held:
-            lines = getattr(self._out, "writelines", None)
-            if lines is not None:
-                lines(self._held)
-            else:  # a file object of write() alone
-                for data in self._held:
-                    self._out.write(data)
-            self._held.clear()
 
     def write_table(self, table: Any, row_group_size: int | None = None) -> None:
         """``table`` (of this writer's schema) as row groups of at most ``row_group_size``
@@ -309,7 +291,6 @@ class ParquetFileWriter:
         self._groups.append(_struct((1, _LIST, _list(_STRUCT, chunks)), (2, _I64, raw),
                                     (3, _I64, table.num_rows), (5, _I64, start),
                                     (6, _I64, self._pos - start), (7, _I16, len(self._groups))))
-        self._flush()
         self._rows += table.num_rows
 
     def _page(self, ptype: int, body: bytes, header: tuple[int, bytes]) -> tuple[int, int]:
@@ -404,7 +385,6 @@ class ParquetFileWriter:
                              (4, _LIST, _list(_STRUCT, self._groups)), (6, _BIN, _CREATED_BY.encode()),
                              (7, _LIST, _list(_STRUCT, orders)))
             self._put(footer + len(footer).to_bytes(4, "little") + _MAGIC)
-            self._flush()
             if hasattr(self._out, "flush"):
                 self._out.flush()
         finally:

@@ -32,8 +32,13 @@ _BATCH_ROWS = 1 << 18
 # A smaller table is cut into eighths at least, of a power of two rows and this many at
 # fewest: a table of 1M rows in four batches held them all at once (the reader runs ahead
 # of the kernel, two batches queued), 154 MiB at its peak against 132 MiB in eight, in
-# the same time (in 64Ki-row batches 133 MiB: the rest is not the batches).
-_MIN_BATCH_ROWS = 1 << 16
+# the same time (in 64Ki-row batches 133 MiB: the rest is not the batches).  Not fewer
+# than 128Ki: the reader decodes a small table while the command still imports numpy and
+# the engine, so its batches wait for the engine anyway, and each costs its work around
+# it (a chunk of servers, a row group): whole processes, 21-41 interleaved rounds, against
+# 64Ki at fewest: 100k rows (one batch, not two) 3% less time and 1.7 MiB less at the
+# peak, 200k 7% and 3 MiB, 300k 7% and 4.5 MiB (BENCHMARKS.md, session 49).
+_MIN_BATCH_ROWS = 1 << 17
 
 
 def batch_rows_for(rows: int) -> int:
@@ -41,7 +46,7 @@ def batch_rows_for(rows: int) -> int:
     of two, within ``[_MIN_BATCH_ROWS, _BATCH_ROWS]`` (never more than ``_BATCH_ROWS``).
 
     >>> batch_rows_for(10_000_000), batch_rows_for(1_000_000), batch_rows_for(100_000)
-    (262144, 131072, 65536)
+    (262144, 131072, 131072)
     """
     eighth = max(1, -(-rows // 8))
     return min(_BATCH_ROWS, max(_MIN_BATCH_ROWS, 1 << (eighth - 1).bit_length()))

@@ -353,3 +353,29 @@ def test_the_tables_given_out_name_each_unsupported_model_once(tmp_path, monkeyp
     assert len(got) == 40 and sorted(set(calls)) == [(0x10DE, 0x1E30), (0x10DE, 0x2184)]
     assert len(calls) == 2
     assert got == audit_table(_table(rows)).typed().column("unsupported").to_pylist()
+
+
+def test_a_csv_tables_batches_of_servers_are_written_as_they_settle(tmp_path):
+    """With the defaults: a sorted CSV device table of eight rows a server settles about
+    8Ki servers in each 64Ki-row batch, and each batch's servers are a row group of their
+    own, written as they come, not held (typed, with widened counts) until 64Ki of them
+    have come; the file holds the one-chunk audit's values."""
+    per, batch = 8, columns_module.BATCH_ROWS
+    n_servers = 3 * batch // per + 100
+    path = tmp_path / "devices.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(FIELDS)
+        for k in range(n_servers):
+            for j in range(per):
+                w.writerow((f"srv-{k:06d}", *GPU[(k + j) % len(GPU)]))
+    out = tmp_path / "servers.parquet"
+    write_reports(audit_paths([path]), "parquet", out)
+    meta = pq.ParquetFile(out).metadata
+    groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+    assert sum(groups) == n_servers
+    assert len(groups) >= 3 and all(g >= sink_module._OWN_GROUP - 1 for g in groups[:-1])
+    ref = tmp_path / "one-chunk.parquet"
+    _one_chunk(path, ref)
+    assert pq.ParquetFile(ref).metadata.num_row_groups == 1
+    assert pq.read_table(out).equals(pq.read_table(ref))

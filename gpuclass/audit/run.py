@@ -189,6 +189,7 @@ def _device_chunks(ctx: _Context, batches: Any, name: str) -> Iterator[Any]:
             if fields is None:
                 fields = given or field_names(batch.schema.names, ctx.server_column)
             engine.add(batch, fields, errors)
+            del item, batch, given, errors  # let go before its servers go out (to the sink)
             if ctx.settled:
                 done = engine.settled(name)
                 if done is not None:

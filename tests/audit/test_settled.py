@@ -379,3 +379,42 @@ def test_a_csv_tables_batches_of_servers_are_written_as_they_settle(tmp_path):
     _one_chunk(path, ref)
     assert pq.ParquetFile(ref).metadata.num_row_groups == 1
     assert pq.read_table(out).equals(pq.read_table(ref))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_a_batch_is_let_go_once_audited(tmp_path, monkeypatch, fmt):
+    """When a batch's settled servers go out, neither that batch nor any before it is
+    held any more (the reader's next batches are all the run holds of the table): a
+    batch's columns are most of what a streamed audit holds."""
+    import weakref
+
+    from gpuclass.audit import run as run_module
+
+    monkeypatch.setattr(parquet_module, "_BATCH_ROWS", 64)
+    monkeypatch.setattr(parquet_module, "_MIN_BATCH_ROWS", 64)
+    monkeypatch.setattr(columns_module, "BATCH_ROWS", 64)
+    rows = [(f"s{k:04d}", *GPU[k % len(GPU)]) for k in range(200) for _ in range(3)]
+    path = tmp_path / f"devices.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(_table(rows), path, row_group_size=128)
+    else:
+        with open(path, "w", newline="") as fh:
+            csv.writer(fh).writerows([FIELDS, *rows])
+    refs = []
+    real = run_module.prefetch
+
+    def watched(items, *args, **kwargs):
+        def each():
+            for item in items:
+                refs.append(weakref.ref(item[0] if isinstance(item, tuple) else item))
+                yield item
+                item = None
+        return real(each(), *args, **kwargs)
+    monkeypatch.setattr(run_module, "prefetch", watched)
+    run = audit_paths([path])
+    given, batches = 0, -(-len(rows) // 64)
+    for k, chunk in enumerate(run.chunks(settled=True)):  # a chunk a batch, then the last server
+        given += len(chunk)
+        assert len(refs) >= min(k + 1, batches) and all(r() is None for r in refs[:k + 1]), \
+            (k, [r() is None for r in refs])
+    assert given == 200 and k == len(refs) == batches

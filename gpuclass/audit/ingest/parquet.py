@@ -238,4 +238,5 @@ def parquet_batches(source: Path | IO[bytes], server_column: str | None,
                 return
             row += batch.num_rows
             yield batch
+            batch = None  # the consumer's now: not held here while the next is decoded
     return batches()

@@ -88,7 +88,7 @@ def rewound(fh: IO[bytes], head: bytes) -> IO[bytes]:
     return io.BufferedReader(Prefixed(head, fh))
 
 
-def prefetch(items: Iterable[Any], depth: int = 2, lead: int | None = None) -> Iterator[Any]:
+def prefetch(items: Iterable[Any], depth: int = 1, lead: int | None = None) -> Iterator[Any]:
     """``items`` produced by a background thread, up to ``depth`` ahead, from the moment
     this is called (a caller may import or compile what it needs while the first item is
     read): reading (pyarrow decodes without the GIL) goes on while the kernels work on
@@ -96,7 +96,12 @@ def prefetch(items: Iterable[Any], depth: int = 2, lead: int | None = None) -> I
     ``lead`` items ahead (default ``depth``): a Parquet audit's reader decodes while the
     command still loads numpy and the engine.  An error in the producer is raised where
     the consumer reaches it; a consumer that stops early (or never starts: ``close()``,
-    or the iterator dropped) stops the producer."""
+    or the iterator dropped) stops the producer.
+
+    One ahead by default (a device table's batches: one queued, the next being made):
+    two held a 1M-row Parquet audit's peak 2.7 MiB higher in the same time, and with the
+    batch let go once audited (``run._device_chunks``) 6.3 MiB higher at 1M rows and 14.6
+    MiB at 10M, in 1-8% more CPU time (BENCHMARKS.md, session 49)."""
     return _Prefetch(items, depth, max(depth, lead or depth))
 
 
@@ -121,6 +126,7 @@ class _Prefetch:
                             break
                         except full:
                             continue
+                    item = None  # the consumer's now: not held here while the next is made
                     if stop.is_set():
                         return
                 q.put((_DONE, None))

@@ -101,7 +101,7 @@ def prefetch(items: Iterable[Any], depth: int = 1, lead: int | None = None) -> I
     One ahead by default (a device table's batches: one queued, the next being made):
     two held a 1M-row Parquet audit's peak 2.7 MiB higher in the same time, and with the
     batch let go once audited (``run._device_chunks``) 6.3 MiB higher at 1M rows and 14.6
-    MiB at 10M, in 1-8% more CPU time (BENCHMARKS.md, session 49)."""
+    MiB at 10M, in 3-7% more CPU time (BENCHMARKS.md, session 49)."""
     return _Prefetch(items, depth, max(depth, lead or depth))
 
 

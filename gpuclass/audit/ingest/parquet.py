@@ -29,27 +29,32 @@ __all__ = ["parquet_batches", "check_batch", "batch_rows_for"]
 # 256Ki 370-385 MiB in the same time (at 128Ki 350 MiB, 7% slower: the work around each
 # batch).  Read when called (tests cut tables into small batches).
 _BATCH_ROWS = 1 << 18
-# A smaller table is cut into eighths at least, of a power of two rows and this many at
-# fewest: a table of 1M rows in four batches held them all at once (the reader runs ahead
-# of the kernel, two batches queued), 154 MiB at its peak against 132 MiB in eight, in
-# the same time (in 64Ki-row batches 133 MiB: the rest is not the batches).  Not fewer
-# than 128Ki: the reader decodes a small table while the command still imports numpy and
-# the engine, so its batches wait for the engine anyway, and each costs its work around
-# it (a chunk of servers, a row group): whole processes, 21-41 interleaved rounds, against
-# 64Ki at fewest: 100k rows (one batch, not two) 3% less time and 1.7 MiB less at the
-# peak, 200k 7% and 3 MiB, 300k 7% and 4.5 MiB (BENCHMARKS.md, session 49).
+# A smaller table is cut into sixths at least, and batches of this many rows at fewest.
+# The reader runs one batch ahead and the engine lets a batch go once audited
+# (streams.prefetch, run._device_chunks), so at most three batches are alive at once: a
+# sixth of the table each holds what four eighths held when the reader ran two ahead and
+# the batch audited was held too (a table of 1M rows in four batches had held them all,
+# 154 MiB at its peak against 132 MiB in eight).  A 1M-row Parquet audit in sixths: 4.7%
+# less time than in eighths, 7.7 MiB more at the peak, 3.5 MiB under DuckDB's (41
+# interleaved rounds).  Not rounded up to a power of two, as eighths were: that cut a
+# table of just over 1Mi rows into 256Ki-row batches (1M rows so: 17 MiB more at the peak
+# than in 128Ki-row batches, 8.5 more than in sixths).  Not fewer
+# than 128Ki rows: the reader decodes a small table while the command still imports
+# numpy and the engine, so its batches wait for the engine anyway, and each costs its
+# work around it (a chunk of servers, a row group): against 64Ki at fewest, 100k rows
+# (one batch, not two) 3% less time and 1.7 MiB less at the peak, 200k 7% and 3 MiB,
+# 300k 7% and 4.5 MiB (BENCHMARKS.md, session 49).
 _MIN_BATCH_ROWS = 1 << 17
 
 
 def batch_rows_for(rows: int) -> int:
-    """The rows of each batch of a table of ``rows``: an eighth of it rounded up to a power
-    of two, within ``[_MIN_BATCH_ROWS, _BATCH_ROWS]`` (never more than ``_BATCH_ROWS``).
+    """The rows of each batch of a table of ``rows``: a sixth of it, within
+    ``[_MIN_BATCH_ROWS, _BATCH_ROWS]`` (never more than ``_BATCH_ROWS``).
 
     >>> batch_rows_for(10_000_000), batch_rows_for(1_000_000), batch_rows_for(100_000)
-    (262144, 131072, 131072)
+    (262144, 166667, 131072)
     """
-    eighth = max(1, -(-rows // 8))
-    return min(_BATCH_ROWS, max(_MIN_BATCH_ROWS, 1 << (eighth - 1).bit_length()))
+    return min(_BATCH_ROWS, max(_MIN_BATCH_ROWS, -(-rows // 6)))
 
 
 # Whether this process imports pyarrow before numpy, where neither is loaded yet: set by the

@@ -45,8 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..._native import bitmap_bools as _bits
-from ..._native import numpy_values
-from ..._native import core, uvarint, zigzag
+from ..._native import core, numpy_values, uvarint, zigzag
 
 __all__ = ["ParquetFileWriter", "writes"]
 

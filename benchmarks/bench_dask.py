@@ -13,12 +13,15 @@ Groups (each times gpuclass and its baseline in the same run):
   that does nothing with the same arguments, and one call's own time on the worker.
 - ``dask 2 workers``: ``gpuclass.dask.audit`` of a Parquet dataset (20M rows in 8 files; 2M
   with ``GPUCLASS_BENCH_QUICK=1``) on a cluster of two worker processes vs one, the result
-  (4.35M rows, one per server, about 85 bytes each) gathered into this process (recorded;
-  the result is put together on one worker and sent here, which a second worker does not
-  share; goal 1.6x, issue 30).  The clients connect to the workers directly
-  (``direct_to_workers=True``), as a user who gathers a large result does: through the
-  scheduler, whose connections pickle at protocol 4 (every buffer copied in band), the same
-  400 MB took 1.5 s instead of 0.2 s.
+  (4.35M rows, one per server, about 85 bytes each) gathered into this process with
+  ``compute()``, which puts the result together on one worker and sends it here, a tail
+  that a second worker does not share (goal 1.6x, issue 30).  The clients
+  connect to the workers directly (``direct_to_workers=True``), as a user who gathers a
+  large result does: through the scheduler, whose connections pickle at protocol 4 (every
+  buffer copied in band), the same 400 MB took 1.5 s instead of 0.2 s.
+- ``dask gather vs compute()``: the same audit on the two workers, brought here by
+  ``gpuclass.dask.gather`` (each partition straight from its worker, put together here)
+  vs ``compute()`` (recorded).
 - ``dask 2 workers, to Parquet``: the same audit written to a Parquet dataset by the
   workers (``to_parquet``), the way a fleet's result stays on a cluster (goal 1.6x).
   ``gpuclass.dask.audit`` of 8 partitions is 59 tasks (BENCHMARKS.md, "Dask's graph").
@@ -42,7 +45,7 @@ pytest.importorskip("pyarrow")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from gpuclass.dask import audit, partition_audit  # noqa: E402
+from gpuclass.dask import audit, gather, partition_audit  # noqa: E402
 from gpuclass.policy import compile_policy  # noqa: E402
 
 HOST = [("8086", "a703", "0600"), ("8086", "7ae0", "0c0330"), ("8086", "1a1c", "0200"),
@@ -181,7 +184,13 @@ def dataset(tmp_path_factory, quick):
 
 
 def _audit_on(client, path: str) -> int:
+    """The audit brought here by ``compute()``."""
     return int(client.compute(audit(dd.read_parquet(path))).result(RESULT_TIMEOUT)["rows"].sum())
+
+
+def _gathered_on(client, path: str) -> int:
+    """The audit brought here by ``gpuclass.dask.gather``."""
+    return int(gather(audit(dd.read_parquet(path)), client)["rows"].sum())
 
 
 def _written_by(client, path: str, out: str) -> int:
@@ -203,10 +212,10 @@ def _settled(client) -> None:
 TWO_WORKERS_GOAL = 1.6  # two workers at least 1.6x one (issue 30)
 
 
-def _time_dataset(benchmark, client, dataset, role: str, **info) -> None:
+def _time_dataset(benchmark, client, dataset, role: str, run=_audit_on, **info) -> None:
     path, rows = dataset
     benchmark.extra_info.update(role=role, **info)
-    assert benchmark.pedantic(_audit_on, args=(client, path), setup=lambda: _settled(client), rounds=2,
+    assert benchmark.pedantic(run, args=(client, path), setup=lambda: _settled(client), rounds=2,
                               iterations=1, warmup_rounds=1) == rows
 
 
@@ -218,6 +227,16 @@ def test_dataset_two_workers(benchmark, clusters, dataset):
 @pytest.mark.benchmark(group="dask 2 workers")
 def test_dataset_one_worker(benchmark, clusters, dataset):
     _time_dataset(benchmark, clusters[1], dataset, "baseline", goal=TWO_WORKERS_GOAL)
+
+
+@pytest.mark.benchmark(group="dask gather vs compute()")
+def test_dataset_two_workers_gathered(benchmark, clusters, dataset):
+    _time_dataset(benchmark, clusters[2], dataset, "gpuclass", run=_gathered_on)
+
+
+@pytest.mark.benchmark(group="dask gather vs compute()")
+def test_dataset_two_workers_computed(benchmark, clusters, dataset):
+    _time_dataset(benchmark, clusters[2], dataset, "baseline")
 
 
 def _time_written(benchmark, client, dataset, tmp_path, role: str, **info) -> None:

@@ -12,7 +12,9 @@ rollup's rules, so the answer equals the single-process one.  The graph, per par
    collision only sends a few more rows through a merge: the answer stays exact) and add
    up their counts, problems joined in partition order.
 
-The result's partitions are the audited ones, then the merged ones.  Rows without a server
+The result's partitions are the audited ones, then the merged ones.  :func:`gather` brings a
+result into this process as one pandas frame, each partition straight from the worker that
+holds it (``compute()`` first puts them together on one worker).  Rows without a server
 name stay rows of their own, as :func:`gpuclass.audit_table` has them.  The same tree adds up
 the partitions' lengths, so that ``row`` (a server's first row) and the row numbers in
 ``problems`` count from the start of the whole table, 1-based, as in every other audit.  The
@@ -48,7 +50,7 @@ from .policy import compile_policy
 if TYPE_CHECKING:
     from .policy import PolicyArg
 
-__all__ = ["audit", "partition_audit"]
+__all__ = ["audit", "gather", "partition_audit"]
 
 # Fixed, so that an audit gives its rows in the same order every run; a collision costs
 # only a few more rows through a merge, which compares the names themselves.
@@ -330,7 +332,7 @@ def audit(data: Any, *, policy: PolicyArg = None, server_column: str | None = No
 
     if isinstance(data, (str, os.PathLike)):
         data = dd.read_parquet(os.fspath(data))
-    if not hasattr(data, "map_partitions"):
+    if not isinstance(data, dd.DataFrame):  # (a Delayed has every attribute)
         raise InputError(f"audit: expected a dask DataFrame or a Parquet path, got {type(data).__name__}")
     compiled = compile_policy(policy)
     names = list(data.columns)
@@ -347,3 +349,40 @@ def audit(data: Any, *, policy: PolicyArg = None, server_column: str | None = No
     name, dsk, outputs = _graph([p.key for p in parts], compiled, server_column, split_out, token)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=parts)
     return from_graph(graph, meta, (None,) * (len(outputs) + 1), outputs, "gpuclass-audit")
+
+
+def gather(servers: Any, client: Any = None):
+    """``servers`` (an :func:`audit`'s result, or any Dask DataFrame) as one pandas frame in
+    this process: the frame ``servers.compute()`` gives, each partition taken straight from
+    the worker that holds it and put together here.
+
+    ``compute()`` puts the partitions together on one worker first (the other workers'
+    partitions sent there, copied into one frame) and then sends the whole frame; a
+    fleet's result is large (about 85 bytes a server), and that serial tail does not
+    shrink with more workers.  Gathered, each partition crosses once, from every worker at
+    the same time (BENCHMARKS.md, "Issue 30, gathering a result").  The price: for a
+    moment this process holds the partitions and the frame they make (``compute()`` holds
+    both on the worker).
+
+    ``client``: a ``distributed.Client`` to compute on; by default Dask's current scheduler
+    (a client made the default, or the scheduler ``dask.config`` names).  A client takes
+    results from the workers only if it connects to them (``direct_to_workers=True``);
+    otherwise they come through the scheduler.
+
+    >>> import pandas as pd, dask, dask.dataframe as dd
+    >>> df = pd.DataFrame({"server": ["a", "a", "b"], "vendor": ["10de", "10de", "8086"],
+    ...                    "device": ["27b0", "27b0", "1533"], "class": ["0300", "0300", "0200"]})
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     gather(audit(dd.from_pandas(df, npartitions=2)))[["server", "slices"]].values.tolist()
+    [['a', 8], ['b', 0]]
+    """
+    import dask
+    import dask.dataframe as dd
+
+    if not isinstance(servers, dd.DataFrame):
+        raise InputError(f"gather: expected a dask DataFrame, got {type(servers).__name__}")
+    # what compute() does with the partitions once it has them (dask's concatenation,
+    # which leaves out empty partitions), done here instead of in a task on a worker
+    finalize, extra = servers.__dask_postcompute__()
+    parts = dask.compute(*servers.to_delayed(), **({} if client is None else {"scheduler": client}))
+    return finalize(list(parts), *extra)

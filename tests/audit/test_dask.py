@@ -6,7 +6,8 @@ by the rollup's rules, rows without a server name stay rows of their own, and pr
 joined in partition order, rows numbered in the whole table.  Hypothesis cuts random tables into random partitions (the
 synchronous scheduler, in process); a core whose hashes all collide still gives the exact
 answer.  The compiled policy and the database travel small and arrive as one cached, frozen
-copy per process.
+copy per process.  ``gather`` gives the frame ``compute()`` gives, put together in this
+process instead of on a worker.
 """
 
 from __future__ import annotations
@@ -286,5 +287,69 @@ ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", "", None]), st.sa
 def test_any_table_cut_anywhere_equals_one_process(rows, cuts, split_out):
     df = pd.DataFrame(rows, columns=["server", "vendor", "device", "class"], dtype=object)
     bounds = [0, *sorted(min(c, len(df)) for c in cuts), len(df)]
-    got = gdask.audit(_cut(df, bounds), split_out=split_out).compute(scheduler="sync")
+    servers = gdask.audit(_cut(df, bounds), split_out=split_out)
+    got = servers.compute(scheduler="sync")
     _equal_to_local(got, df)  # problems and first rows included: numbered in the whole table
+    with dask.config.set(scheduler="sync"):
+        pd.testing.assert_frame_equal(gdask.gather(servers), got)
+
+
+# -- gather: the partitions put together here ----------------------------------------------
+
+
+def _ran(client, fn) -> list[str]:
+    """The names of the tasks the cluster ran for ``fn()``."""
+    with distributed.get_task_stream(client) as ts:
+        fn()
+    return [str(t["key"][0] if isinstance(t["key"], tuple) else t["key"]) for t in ts.data]
+
+
+@pytest.mark.parametrize("bounds", [[0, 4000], [0, 900, 2100, 4000], [0, 0, 1500, 1500, 4000, 4000],
+                                    [0, 0, 0]])
+def test_gather_gives_the_frame_compute_gives(client, bounds):
+    """Index, dtypes and order included, with empty partitions (which compute() leaves out
+    when it puts the others together) and with nothing but empty ones."""
+    df = _frame(4000, seed=11).sample(frac=1, random_state=2).reset_index(drop=True)
+    servers = gdask.audit(_cut(df.iloc[:bounds[-1]], bounds))
+    got = gdask.gather(servers, client)
+    pd.testing.assert_frame_equal(got, servers.compute())
+    if bounds[-1]:
+        _equal_to_local(got, df)
+
+
+def test_gather_puts_the_partitions_together_here_not_on_a_worker(client):
+    servers = gdask.audit(dd.from_pandas(_frame(3000, seed=12), npartitions=4))
+    computed = _ran(client, servers.compute)
+    gathered = _ran(client, lambda: gdask.gather(servers, client))
+    # compute() runs one task more: the partitions put together on a worker
+    assert len(computed) == len(gathered) + 1
+    assert any(k.startswith("repartitiontofewer") for k in computed)
+    assert not any(k.startswith("repartitiontofewer") for k in gathered)
+
+
+def test_gather_uses_the_default_client_or_the_scheduler_configured(client):
+    """With no client given: the default client (the module's, made with the defaults),
+    or a scheduler in this process where ``dask.config`` names one."""
+    servers = gdask.audit(dd.from_pandas(_frame(2000, seed=13), npartitions=3))
+    want = servers.compute()
+    assert distributed.default_client() is client
+    assert _ran(client, lambda: pd.testing.assert_frame_equal(gdask.gather(servers), want))
+    for scheduler in ("sync", "threads"):
+        with dask.config.set(scheduler=scheduler):
+            assert not _ran(client, lambda: pd.testing.assert_frame_equal(gdask.gather(servers), want))
+
+
+NOT_DASK_FRAMES = [lambda: _frame(10), lambda: dask.delayed(_frame)(10), lambda: 3]
+
+
+@pytest.mark.parametrize("bad", [*NOT_DASK_FRAMES, lambda: "servers/"])
+def test_gather_takes_a_dask_dataframe(bad):
+    with pytest.raises(InputError, match="gather: expected a dask DataFrame, got"):
+        gdask.gather(bad())
+
+
+@pytest.mark.parametrize("bad", NOT_DASK_FRAMES)
+def test_audit_takes_a_dask_dataframe_or_a_path(bad):
+    """A pandas frame, or a Delayed (which answers every attribute), is refused by name."""
+    with pytest.raises(InputError, match="audit: expected a dask DataFrame or a Parquet path, got"):
+        gdask.audit(bad())

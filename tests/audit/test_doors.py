@@ -203,8 +203,10 @@ def test_dask_gives_the_reference_answer(fleet, reference):
     rows, _ = fleet
     df = pd.DataFrame(rows, columns=FIELDS)
     with dask.config.set(scheduler="synchronous"):
-        got = gdask.audit(dd.from_pandas(df, npartitions=5)).compute()
+        servers = gdask.audit(dd.from_pandas(df, npartitions=5))
+        got, gathered = servers.compute(), gdask.gather(servers)
     assert from_table(got) == without_labels(reference)
+    assert from_table(gathered) == without_labels(reference)
 
 
 @pytest.fixture(scope="module")

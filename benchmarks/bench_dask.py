@@ -15,10 +15,10 @@ Groups (each times gpuclass and its baseline in the same run):
   with ``GPUCLASS_BENCH_QUICK=1``) on a cluster of two worker processes vs one, the result
   (4.35M rows, one per server, about 85 bytes each) gathered into this process with
   ``compute()``, which puts the result together on one worker and sends it here, a tail
-  that a second worker does not share (goal 1.6x, issue 30).  The clients
-  connect to the workers directly (``direct_to_workers=True``), as a user who gathers a
-  large result does: through the scheduler, whose connections pickle at protocol 4 (every
-  buffer copied in band), the same 400 MB took 1.5 s instead of 0.2 s.
+  that a second worker does not share (goal 1.6x, issue 30).  The clients connect to the
+  workers directly (``direct_to_workers=True``), as a user who gathers a large result does:
+  through the scheduler, whose connections pickle at protocol 4 (every buffer copied in
+  band), the same 400 MB took 1.5 s instead of 0.2 s.
 - ``dask gather vs compute()``: the same audit on the two workers, brought here by
   ``gpuclass.dask.gather`` (each partition straight from its worker, put together here)
   vs ``compute()`` (recorded).

@@ -38,12 +38,12 @@ _BATCH_ROWS = 1 << 18
 # less time than in eighths, 7.7 MiB more at the peak, 3.5 MiB under DuckDB's (41
 # interleaved rounds).  Not rounded up to a power of two, as eighths were: that cut a
 # table of just over 1Mi rows into 256Ki-row batches (1M rows so: 17 MiB more at the peak
-# than in 128Ki-row batches, 8 more than in sixths).  Not fewer
-# than 128Ki rows: the reader decodes a small table while the command still imports
-# numpy and the engine, so its batches wait for the engine anyway, and each costs its
-# work around it (a chunk of servers, a row group): against 64Ki at fewest, 100k rows
-# (one batch, not two) 3% less time and 1.7 MiB less at the peak, 200k 7% and 3 MiB,
-# 300k 7% and 4.5 MiB (BENCHMARKS.md, session 49).
+# than in 128Ki-row batches, 8 more than in sixths).  Not fewer than 128Ki rows: the
+# reader decodes a small table while the command still imports numpy and the engine, so
+# its batches wait for the engine anyway, and each costs its work around it (a chunk of
+# servers, a row group): against 64Ki at fewest, 100k rows (one batch, not two) 3% less
+# time and 1.7 MiB less at the peak, 200k 7% and 3 MiB, 300k 7% and 4.5 MiB
+# (BENCHMARKS.md, session 49).
 _MIN_BATCH_ROWS = 1 << 17
 
 

@@ -4,6 +4,9 @@ Each benchmark sets ``extra_info["role"]`` to ``"gpuclass"`` or ``"baseline"``
 (and may set ``extra_info["goal"]``, the speed-up the project aims for).  At the
 end of the run the speed-up of gpuclass over every baseline of its group is
 printed and written into the ``--benchmark-json`` output under ``"ratios"``.
+A gpuclass benchmark may also time baselines itself, one round of each before each
+of its own rounds (interleaved), and keep their medians, speed-ups and goals in
+``extra_info["interleaved"]``; those are printed too, marked ``(interleaved)``.
 Speed is judged by these ratios, measured in one run, never by absolute times.
 """
 
@@ -50,7 +53,7 @@ def pytest_terminal_summary(terminalreporter, config):
     if session is None or not session.benchmarks:
         return
     rows = _ratios(session.benchmarks)
-    if not rows:
+    if not rows and not any(b.extra_info.get("interleaved") for b in session.benchmarks):
         return
     tr = terminalreporter
     tr.section("gpuclass speed-ups (baseline median / gpuclass median, same run)")

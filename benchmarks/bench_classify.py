@@ -17,14 +17,16 @@ Groups (each times gpuclass and its baselines in the same run):
   - ``np.copyto`` of the five input arrays into arrays allocated beforehand, the
     memory-bandwidth floor (goal: within 2x, i.e. a ratio >= 0.5).  The two do not move the
     same bytes: with the default policy (no subsystem rules) the kernel reads three of the
-    five arrays (8 bytes a row) and writes 5 bytes a row, against the copy's 12 and 12, but
-    its outputs are new arrays, whose first touch pays the page faults (and the OS's
-    zeroing of the pages) that a copy into allocated memory does not; a ratio near 1 says
-    the kernel runs at about memory speed, not faster.  ``np.copy`` into fresh memory, the
-    floor of earlier rounds, paid those faults on all 12 bytes a row it wrote and so read
-    as a lower bar than it is.  The copy runs on one thread, as numpy copies;
-  - the kernel with ``threads=1`` (no goal): what the threads add, on a 2-core machine
-    mostly the page faults and zeroing of the new outputs done on both cores.
+    five arrays (8 bytes a row) and writes 5 bytes a row, against the copy's 12 and 12.
+    Each round's outputs are let go before the next, whose kernel writes into the same
+    memory (``match_devices`` keeps it: session 51), as the copy writes into memory
+    allocated once; until then, the kernel's outputs were new pages each call, their
+    faults and zeroing 5 of a one-thread call's 13 ms, which the baselines' outputs (new
+    numpy arrays) still pay.  A ratio near 1 says the kernel runs at about memory speed.
+    ``np.copy`` into fresh memory, the floor of earlier rounds, paid those faults on all
+    12 bytes a row it wrote and so read as a lower bar than it is.  The copy runs on one
+    thread, as numpy copies;
+  - the kernel with ``threads=1`` (no goal): what the threads add.
 - ``classify 10M public API``: ``gpuclass.classify`` (policy lookup, argument checks,
   the result object) vs the kernel alone (goal: within 1.2x, a ratio >= 0.83).
 - ``classify 1M pure Python``: the kernel vs a dict loop over Python ints on

@@ -1,10 +1,11 @@
 """Threaded classification: the matcher kernel releases the GIL and shares its rows out.
 
 Group ``classify threads`` times the same 8M devices classified by the compiled kernel
-(8M in CI's quick runs too, as ``classify 10M`` does: what threads share is memory traffic
-and the outputs' new pages, which a call of 2M rows, about 2 ms with its inputs partly in
-cache, shows through the noise of a shared 2-vCPU machine only now and then: 1.08-1.48x
-in runs where the 10M group read 1.27-1.72x for the same two calls):
+(8M in CI's quick runs too, as ``classify 10M`` does: what threads share is memory
+traffic, and until session 51 the outputs' new pages, which ``match_devices`` now keeps
+from one call to the next; a call of 2M rows, about 2 ms with its inputs partly in cache,
+shows it through the noise of a shared 2-vCPU machine only now and then: 1.08-1.48x in runs
+where the 10M group read 1.27-1.72x for the same two calls):
 
 - gpuclass: one call, ``match_devices(tables, ...)``, which shares the rows out to one
   thread per usable CPU (at most four, each a contiguous run of rows written into its part

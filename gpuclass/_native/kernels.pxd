@@ -111,6 +111,7 @@ cdef extern from "gpuclass_match.h":
     int64_t gpuclass_layout_pairs(const uint16_t* vendor_block, int64_t* used, int32_t* remap) noexcept nogil
     void gpuclass_layout_fill(const uint16_t* vendor_block, const uint16_t* dev_lut, const int64_t* used,
                               const int32_t* remap, int64_t blocks, uint8_t* L) noexcept nogil
+    void* gpuclass_match_out_alloc(size_t n) noexcept nogil
     enum:
         L_VB "GPUCLASS_L_VB"
         L_CLASS "GPUCLASS_L_CLASS"

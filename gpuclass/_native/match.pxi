@@ -220,6 +220,101 @@ cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
     return lay
 
 
+# -- the outputs' memory, kept for the next call ----------------------------------------
+#
+# A large call's three outputs are new memory each time: glibc maps blocks of this size
+# afresh, and the system zeroes every page at its first touch (5 of the 13 ms a 10M-row
+# call took on one thread).  So the blocks of outputs that their user has let go are kept
+# (up to KEPT_SLOTS blocks, KEPT_BYTES in all) for the next call to write into; a call that
+# finds none of the right size lets the kept ones go before it asks for new memory, so
+# keeping them never adds to a process's peak.  The arrays are plain, writeable numpy
+# arrays over a _KeptBlock; the block goes back with the last array (or view) over it.
+# Blocks are kept and taken with the GIL held (a dealloc, or match_devices itself).
+
+from cpython.buffer cimport PyBuffer_FillInfo
+from libc.stdlib cimport free as c_free
+
+_U8, _I16, _U16 = np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.uint16)
+
+cdef enum:
+    KEPT_SLOTS = 6
+_KEPT_FROM_ROWS = 1 << 17  # a call with fewer rows takes numpy's memory as usual
+cdef Py_ssize_t KEPT_BYTES = 128 << 20
+cdef void* _kept_ptr[6]
+cdef Py_ssize_t _kept_size[6]
+cdef int _n_kept = 0
+cdef Py_ssize_t _kept_total = 0
+
+
+cdef void _keep(void* p, Py_ssize_t size) noexcept:
+    global _n_kept, _kept_total
+    if _n_kept < KEPT_SLOTS and _kept_total + size <= KEPT_BYTES:
+        _kept_ptr[_n_kept] = p
+        _kept_size[_n_kept] = size
+        _n_kept += 1
+        _kept_total += size
+    else:
+        c_free(p)
+
+
+cdef void _let_go() noexcept:
+    global _n_kept, _kept_total
+    while _n_kept > 0:
+        _n_kept -= 1
+        c_free(_kept_ptr[_n_kept])
+    _kept_total = 0
+
+
+cdef class _KeptBlock:
+    """The memory under one of ``match_devices``' outputs: kept for a later call when the
+    last array over it goes."""
+    cdef void* ptr
+    cdef Py_ssize_t size
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, self.ptr, self.size, 0, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            _keep(self.ptr, self.size)
+            self.ptr = NULL
+
+
+cdef object _kept_empty(Py_ssize_t n, object dtype):
+    """An uninitialised array of ``n`` items of ``dtype``: a kept block of between its size
+    and twice it (the smallest), else new memory once the kept blocks are let go."""
+    global _n_kept, _kept_total
+    cdef Py_ssize_t size = n * dtype.itemsize, got = 0
+    cdef int i, best = -1
+    cdef void* p = NULL
+    for i in range(_n_kept):
+        if size <= _kept_size[i] <= 2 * size and (best < 0 or _kept_size[i] < _kept_size[best]):
+            best = i
+    if best >= 0:
+        p, got = _kept_ptr[best], _kept_size[best]
+        _n_kept -= 1
+        _kept_total -= got
+        _kept_ptr[best], _kept_size[best] = _kept_ptr[_n_kept], _kept_size[_n_kept]
+    else:
+        _let_go()
+        p = gpuclass_match_out_alloc(<size_t> size)
+        got = size
+        if p == NULL:
+            raise MemoryError(f"match_devices: no memory for an output of {size} bytes")
+    block = _KeptBlock.__new__(_KeptBlock)
+    (<_KeptBlock> block).ptr = p
+    (<_KeptBlock> block).size = got
+    return np.frombuffer(block, dtype, n)
+
+
+def _kept_blocks():
+    """The sizes of the blocks kept now (for tests)."""
+    return [_kept_size[i] for i in range(_n_kept)]
+
+
 def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
                   has_subsystem=None, flags=None, group=None, domain=None, bus=None, slot=None,
                   out=None, threads=None):
@@ -235,12 +330,19 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
     slot is that card's companion; without them, audio/USB/UCSI functions of a
     GPU vendor are.  ``threads`` (None: the usable CPUs, at most four) share the rows
     out, each at least a quarter of a million (``contract.match.match_threads``); the answers
-    do not depend on it.
+    do not depend on it.  Without ``out``, a call of 131,072 rows or more writes into
+    memory kept from earlier calls' outputs once their user let go of them (plain,
+    writeable numpy arrays over it, ``owndata`` False; at most 128 MiB is kept, and the next
+    call of another size lets it go first), so that repeated calls do not pay for new
+    pages each time.
     """
     t, a = _MS.prepare_match_args(tables, vendor, device, subvendor, subdevice, class_code,
                                   has_subsystem, flags, group, domain, bus, slot)
     cdef Py_ssize_t n = a.n
-    status, card, slices = _MS.prepare_match_out(out, a)
+    if out is None and n >= _KEPT_FROM_ROWS:
+        status, card, slices = (_kept_empty(n, _U8), _kept_empty(n, _I16), _kept_empty(n, _U16))
+    else:
+        status, card, slices = _MS.prepare_match_out(out, a)
     cdef int parts = _MS.match_threads(threads, n)
     if n == 0:
         return status, card, slices

@@ -405,4 +405,24 @@ static void gpuclass_layout_fill(const uint16_t *vendor_block, const uint16_t *d
     }
 }
 
+/* Memory for the matcher's large outputs (match.pxi keeps it between calls): malloc'd,
+   with Transparent Huge Pages asked for where the system has them, as numpy asks for its
+   own arrays of 4 MiB or more. */
+#include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+static void *gpuclass_match_out_alloc(size_t n) {
+    void *p = malloc(n);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p != NULL && n >= ((size_t)4 << 20)) {
+        uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+        uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+        if (e > a)
+            (void)madvise((void *)a, (size_t)(e - a), MADV_HUGEPAGE);
+    }
+#endif
+    return p;
+}
+
 #endif

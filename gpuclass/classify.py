@@ -169,6 +169,9 @@ def classify(vendor: ArrayLike, device: ArrayLike, subvendor: ArrayLike | None =
     companions of an unknown card.  From half a million devices on, the rows are
     shared out to threads, one per usable CPU (its affinity, within a cgroup CPU quota;
     at most four) unless ``threads`` says fewer; the answer is the same on any number.
+    From 131,072 devices on, the result's arrays are written into memory kept from an
+    earlier call's once that result was let go (at most 128 MiB is kept), so a loop over
+    batches of one size does not pay for new pages each time.
     """
     compiled = compile_policy(policy)
     k = _default_core if core is None else core

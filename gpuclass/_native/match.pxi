@@ -226,8 +226,9 @@ cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
 # afresh, and the system zeroes every page at its first touch (5 of the 13 ms a 10M-row
 # call took on one thread).  So the blocks of outputs that their user has let go are kept
 # (up to KEPT_SLOTS blocks, KEPT_BYTES in all) for the next call to write into; a call that
-# finds none of the right size lets the kept ones go before it asks for new memory, so
-# keeping them never adds to a process's peak.  The arrays are plain, writeable numpy
+# finds none of the right size lets the kept ones go before it asks for new memory, so it
+# never holds them beside new outputs of its own.  Between calls the kept memory stays
+# resident (at most KEPT_BYTES).  The arrays are plain, writeable numpy
 # arrays over a _KeptBlock; the block goes back with the last array (or view) over it.
 # Blocks are kept and taken with the GIL held (a dealloc, or match_devices itself).
 
@@ -240,8 +241,8 @@ cdef enum:
     KEPT_SLOTS = 6
 _KEPT_FROM_ROWS = 1 << 17  # a call with fewer rows takes numpy's memory as usual
 cdef Py_ssize_t KEPT_BYTES = 128 << 20
-cdef void* _kept_ptr[6]
-cdef Py_ssize_t _kept_size[6]
+cdef void* _kept_ptr[KEPT_SLOTS]
+cdef Py_ssize_t _kept_size[KEPT_SLOTS]
 cdef int _n_kept = 0
 cdef Py_ssize_t _kept_total = 0
 

@@ -45,7 +45,6 @@ comparison on 100,000 rows instead of 1M).
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import numpy as np
@@ -101,7 +100,7 @@ INTERLEAVED_ROUNDS = 21
 
 
 @pytest.mark.benchmark(group="classify 10M")
-def test_classify_compiled(benchmark, fleet, tables):
+def test_classify_compiled(benchmark, fleet, tables, record_interleaved):
     """The kernel; before each round the lookup-table baseline runs once, timed here
     (interleaved: both see the machine's load alike)."""
     benchmark.extra_info["role"] = "gpuclass"
@@ -118,10 +117,7 @@ def test_classify_compiled(benchmark, fleet, tables):
         setup=lambda: timed("numpy_lut", numpy_lut_classify, *fleet) and None,
         rounds=INTERLEAVED_ROUNDS, iterations=1, warmup_rounds=1)
     assert np.count_nonzero(status == C.SUPPORTED) > 0
-    medians = {name: statistics.median(v[1:]) for name, v in times.items()}  # after the warmup
-    benchmark.extra_info["interleaved"] = {
-        "medians_s": medians, "speedup": {"numpy_lut": medians["numpy_lut"] / medians["gpuclass"]},
-        "goal": {"numpy_lut": LUT_GOAL}}
+    record_interleaved(benchmark, times, {"numpy_lut": LUT_GOAL}, warmup=1)
 
 
 def numpy_classify(v, d, sv, sd, c):

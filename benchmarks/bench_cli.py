@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -117,7 +116,7 @@ def _this_machine() -> None:
 
 
 @pytest.mark.parametrize("command", sorted(_START_COMMANDS))
-def test_gpuclass_command_start(benchmark, rounds, command, tmp_path):
+def test_gpuclass_command_start(benchmark, rounds, command, tmp_path, record_interleaved):
     """The whole process of a command as typed on this machine (exit 1, a flagged device
     or a conflict, is an answer too).  Before each round, untimed by pytest-benchmark, the
     baselines run once and are timed here: ``extra_info["interleaved"]`` holds the medians
@@ -153,12 +152,7 @@ def test_gpuclass_command_start(benchmark, rounds, command, tmp_path):
 
     out = benchmark.pedantic(once, setup=baselines_once, rounds=rounds, iterations=1, warmup_rounds=1)
     assert out.strip()
-    medians = {name: statistics.median(v) for name, v in times.items()}
-    benchmark.extra_info["interleaved"] = {
-        "medians_s": medians,
-        "speedup": {name: medians[name] / medians["gpuclass"] for name in baselines},
-        "goal": {"lspci -nn": START_GOAL} if command == "scan" else {},
-    }
+    record_interleaved(benchmark, times, {"lspci -nn": START_GOAL} if command == "scan" else {})
 
 
 @pytest.mark.parametrize("command", sorted(_START_COMMANDS))

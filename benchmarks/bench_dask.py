@@ -40,7 +40,6 @@ Run: ``python -m pytest benchmarks/bench_dask.py``.
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import numpy as np
@@ -289,7 +288,7 @@ def _one_round(client, path: str, mode: str, out: str) -> int | str:
 
 
 @pytest.mark.parametrize(("size", "mode"), TURNS)
-def test_two_workers_against_one(benchmark, clusters, datasets, tmp_path, size, mode):
+def test_two_workers_against_one(benchmark, clusters, datasets, tmp_path, size, mode, record_interleaved):
     """``gpuclass.dask.audit`` on the two workers (timed by pytest-benchmark); before each
     round the same audit on the one worker, timed here: the clusters take rounds in turn,
     so the machine's load falls on both alike (interleaved; goal 1.6x)."""
@@ -313,10 +312,7 @@ def test_two_workers_against_one(benchmark, clusters, datasets, tmp_path, size, 
     benchmark.pedantic(timed, args=(2,), setup=setup, rounds=TURN_ROUNDS[size], iterations=1,
                        warmup_rounds=1)
     assert [c if isinstance(c, int) else _rows_written(c) for c in counted] == [rows] * len(counted)
-    medians = {name: statistics.median(v[1:]) for name, v in times.items()}  # after the warmup
-    benchmark.extra_info["interleaved"] = {
-        "medians_s": medians, "speedup": {"one worker": medians["one worker"] / medians["two workers"]},
-        "goal": {"one worker": TWO_WORKERS_GOAL}}
+    record_interleaved(benchmark, times, {"one worker": TWO_WORKERS_GOAL}, ours="two workers", warmup=1)
 
 
 # -- against Dask's own groupby (issue 30) ---------------------------------------------

@@ -186,21 +186,12 @@ def checked_tables(tables):
     return tables
 
 
-def _interleaved(benchmark, times, goals):
-    medians = {name: statistics.median(v) for name, v in times.items()}
-    benchmark.extra_info["interleaved"] = {
-        "medians_s": medians,
-        "speedup": {name: medians[name] / medians["gpuclass"] for name in medians if name != "gpuclass"},
-        "goal": goals,
-    }
-
-
 def _table_rounds(size, quick):
     return (5, 3) if size == "1M" else (3, 2) if not quick else (5, 3)
 
 
 @pytest.mark.parametrize("size", ["1M", "10M"])
-def test_engines_table_gpuclass(benchmark, checked_tables, size, quick):
+def test_engines_table_gpuclass(benchmark, checked_tables, size, quick, record_interleaved):
     """``audit_table``; before each round the baselines run once, timed here (interleaved)."""
     t = checked_tables[size]
     benchmark.group = f"engines table {size}"
@@ -222,7 +213,7 @@ def test_engines_table_gpuclass(benchmark, checked_tables, size, quick):
     rounds, _ = _table_rounds(size, quick)
     benchmark.pedantic(once, setup=others, rounds=rounds, iterations=1, warmup_rounds=1)
     benchmark.extra_info["rows_per_s"] = t.num_rows / benchmark.stats.stats.median
-    _interleaved(benchmark, times, TABLE_GOALS)
+    record_interleaved(benchmark, times, TABLE_GOALS)
 
 
 @pytest.mark.parametrize("engine", sorted(IN_PROCESS))
@@ -337,7 +328,8 @@ FORMAT_GOALS = {"parquet": GOALS, "csv": {}}  # CSV: recorded
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 @pytest.mark.parametrize("size", ["1M", "10M"])
-def test_engines_whole_gpuclass(benchmark, checked_inputs, env, tmp_path, size, fmt, quick):
+def test_engines_whole_gpuclass(benchmark, checked_inputs, env, tmp_path, size, fmt, quick,
+                                record_interleaved):
     """``gpuclass audit``; before each round DuckDB's and polars' processes run once, timed
     here (interleaved)."""
     src = checked_inputs[fmt, size]
@@ -353,7 +345,7 @@ def test_engines_whole_gpuclass(benchmark, checked_inputs, env, tmp_path, size, 
 
     benchmark.pedantic(timed, args=("gpuclass",), setup=lambda: [timed(w) for w in WHOLE[1:]] and None,
                        rounds=_whole_rounds(size, quick), iterations=1, warmup_rounds=1)
-    _interleaved(benchmark, times, FORMAT_GOALS[fmt])
+    record_interleaved(benchmark, times, FORMAT_GOALS[fmt])
     benchmark.extra_info["peak_rss_mib"] = _peak_rss_mib(_argv("gpuclass", src, tmp_path / "g.parquet"), env)
 
 

@@ -13,6 +13,7 @@ Speed is judged by these ratios, measured in one run, never by absolute times.
 from __future__ import annotations
 
 import os
+import statistics
 
 import pytest
 
@@ -73,6 +74,27 @@ def pytest_terminal_summary(terminalreporter, config):
         peak = bench.extra_info.get("peak_rss_mib")
         if peak is not None:
             tr.write_line(f"{bench.group:<22} {bench.name:<38} peak RSS {peak:8.1f} MiB")
+
+
+def _record_interleaved(benchmark, times: dict[str, list[float]], goals: dict[str, float], *,
+                        ours: str = "gpuclass", warmup: int = 0) -> None:
+    """Keep the medians of ``times`` (seconds per round, by name; ``ours`` is gpuclass's,
+    the others baselines timed in turn with it), leaving out the first ``warmup`` rounds of
+    each, the speed-up over each baseline, and ``goals`` (by baseline name), in
+    ``extra_info["interleaved"]``, which the summary above prints."""
+    medians = {name: statistics.median(v[warmup:]) for name, v in times.items()}
+    benchmark.extra_info["interleaved"] = {
+        "medians_s": medians,
+        "speedup": {name: medians[name] / medians[ours] for name in medians if name != ours},
+        "goal": goals,
+    }
+
+
+@pytest.fixture(scope="session")
+def record_interleaved():
+    """``record_interleaved(benchmark, times, goals, ours="gpuclass", warmup=0)``: a
+    benchmark's rounds timed in turn with its baselines, kept as the summary prints them."""
+    return _record_interleaved
 
 
 @pytest.fixture(scope="module", autouse=True)

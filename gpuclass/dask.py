@@ -358,7 +358,7 @@ def gather(servers: Any, client: Any = None):
 
     ``compute()`` puts the partitions together on one worker first (the other workers'
     partitions sent there, copied into one frame) and then sends the whole frame; a
-    fleet's result is large (about 85 bytes a server), and that serial tail does not
+    fleet's result is large (about 100 bytes a server), and that serial tail does not
     shrink with more workers.  Gathered, each partition crosses once, from every worker at
     the same time (BENCHMARKS.md, "Issue 30, gathering a result").  The price: for a
     moment this process holds the partitions and the frame they make (``compute()`` holds

@@ -235,8 +235,6 @@ cdef object fill_ctx(MatchCtx* ctx, object t, bint have_slots):
 from cpython.buffer cimport PyBuffer_FillInfo
 from libc.stdlib cimport free as c_free
 
-_U8, _I16, _U16 = np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.uint16)
-
 cdef enum:
     KEPT_SLOTS = 6
 _KEPT_FROM_ROWS = 1 << 17  # a call with fewer rows takes numpy's memory as usual
@@ -341,7 +339,7 @@ def match_devices(tables, vendor, device, subvendor, subdevice, class_code,
                                   has_subsystem, flags, group, domain, bus, slot)
     cdef Py_ssize_t n = a.n
     if out is None and n >= _KEPT_FROM_ROWS:
-        status, card, slices = (_kept_empty(n, _U8), _kept_empty(n, _I16), _kept_empty(n, _U16))
+        status, card, slices = [_kept_empty(n, d) for d in _MS.OUT_DTYPES]
     else:
         status, card, slices = _MS.prepare_match_out(out, a)
     cdef int parts = _MS.match_threads(threads, n)

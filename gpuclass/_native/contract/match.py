@@ -310,6 +310,8 @@ def match_threads(threads: Any, n: int) -> int:
 
 
 _OUT = (("status", np.uint8), ("card", np.int16), ("slices", np.uint16))
+# the outputs' dtypes, in order (also those of the compiled core's kept memory: match.pxi)
+OUT_DTYPES = tuple(np.dtype(d) for _, d in _OUT)
 
 
 def prepare_match_out(out: Any, a: MatchArgs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -328,7 +330,7 @@ def prepare_match_out(out: Any, a: MatchArgs) -> tuple[np.ndarray, np.ndarray, n
     """
     n = a.n
     if out is None:
-        return np.empty(n, np.uint8), np.empty(n, np.int16), np.empty(n, np.uint16)
+        return tuple(np.empty(n, d) for d in OUT_DTYPES)
     if not isinstance(out, (tuple, list)) or len(out) != 3:
         raise InputError("out: expected three arrays (status, card, slices)")
     for k, (arr, (name, dtype)) in enumerate(zip(out, _OUT)):
